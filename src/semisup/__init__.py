@@ -1,0 +1,10 @@
+"""semisup: semi-supervised learning at scale.
+
+Estimators follow scikit-learn: ``fit(X, y)`` with ``y == -1`` marking unlabeled rows.
+"""
+
+from semisup.linear import L2SVM, DeterministicAnnealingSVM, RLSClassifier, TransductiveSVM
+
+__version__ = "0.1.0"
+
+__all__ = ["L2SVM", "RLSClassifier", "TransductiveSVM", "DeterministicAnnealingSVM"]

@@ -1,0 +1,88 @@
+"""Shared skeleton of the linear estimators: validate, split, one-vs-rest, store results."""
+
+from __future__ import annotations
+
+from abc import ABCMeta, abstractmethod
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from semisup._validation import check_positive, check_semi_supervised
+from semisup.solvers.design import Design
+
+
+class LinearSemiSupervisedClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimator,
+                                     metaclass=ABCMeta):
+    """Base class: subclasses implement ``_fit_binary``.
+
+    Problems with more than two classes are solved one-vs-rest; every binary problem
+    keeps all unlabeled rows unlabeled and takes its positive fraction from the prior
+    of its class among the labeled rows.
+    """
+
+    _semi_supervised = True
+
+    @abstractmethod
+    def _fit_binary(self, design: Design, data, y_pm: np.ndarray, positive_fraction: float,
+                    sample_weight: np.ndarray | None):
+        """Fit one binary problem (``y_pm`` are the +1/-1 targets of the labeled rows)."""
+
+    def _validate_params_common(self) -> None:
+        check_positive(self.intercept_scaling, "intercept_scaling")
+        check_positive(self.tol, "tol")
+        for name in ("max_iter", "max_cg_iter"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+
+    def _fit(self, X, y, sample_weight=None):
+        data = check_semi_supervised(X, y, require_unlabeled=self._semi_supervised,
+                                     estimator=self)
+        self._validate_params()
+        self._validate_params_common()
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            if sample_weight.shape != (data.X.shape[0],) or np.any(sample_weight < 0) \
+                    or not np.all(np.isfinite(sample_weight)):
+                raise ValueError("sample_weight must be a finite non-negative array with one "
+                                 "entry per row of X")
+        design = Design(data.X, self.fit_intercept, self.intercept_scaling)
+        n_classes = data.classes.size
+        positives = [1] if n_classes == 2 else list(range(n_classes))
+        results = []
+        for k in positives:
+            if self.verbose and n_classes > 2:
+                print(f"[{type(self).__name__}] class {data.classes[k]!r} vs rest")
+            y_pm = data.binary_targets(k)
+            prior = float(np.mean(y_pm > 0))
+            results.append(self._fit_binary(design, data, y_pm, prior, sample_weight))
+        coefs, intercepts = zip(*(design.weights_to_coef(r.w) for r in results), strict=True)
+        self.classes_ = data.classes
+        self.coef_ = np.vstack(coefs)
+        self.intercept_ = np.asarray(intercepts, dtype=np.float64)
+        self.n_features_in_ = data.X.shape[1]
+        self.fit_results_ = results
+        self.objective_ = results[0].objective if len(results) == 1 \
+            else np.array([r.objective for r in results])
+        self.n_iter_ = np.array([r.n_iter for r in results])
+        transduction = np.empty(data.X.shape[0], dtype=data.classes.dtype)
+        transduction[data.labeled] = data.classes[data.y_index]
+        if data.unlabeled.size:
+            transduction[data.unlabeled] = self.predict(data.X[data.unlabeled])
+        self.transduction_ = transduction
+        return self
+
+    def _validate_params(self) -> None:
+        """Hook for estimator-specific parameter checks."""
+
+    def decision_function(self, X):
+        """Signed distance to the hyperplane (``w^T x + b``); one column per class if > 2."""
+        check_is_fitted(self)
+        return super().decision_function(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

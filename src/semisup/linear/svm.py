@@ -1,0 +1,121 @@
+"""Supervised linear classifiers of SVMlin: L2-SVM-MFN (``-A 1``) and RLS (``-A 0``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from semisup._validation import check_positive
+from semisup.linear._base import LinearSemiSupervisedClassifier
+from semisup.losses import HingeTerms
+from semisup.regularizers import Ridge
+from semisup.solvers.cgls import cgls
+from semisup.solvers.mfn import MFNResult, l2svm_mfn
+
+
+def _example_costs(estimator, data, y_pm, sample_weight) -> np.ndarray:
+    """Per-example costs ``c_i``: sample weight times the class cost (``-Cp`` / ``-Cn``)."""
+    cost = np.ones(data.labeled.size)
+    if sample_weight is not None:
+        cost *= sample_weight[data.labeled]
+    cost *= np.where(y_pm > 0, estimator.cost_positive, estimator.cost_negative)
+    return cost
+
+
+class _SupervisedLinear(LinearSemiSupervisedClassifier):
+    _semi_supervised = False
+
+    def __init__(self, lam: float = 1.0, cost_positive: float = 1.0, cost_negative: float = 1.0,
+                 fit_intercept: bool = True, intercept_scaling: float = 1.0, tol: float = 1e-6,
+                 max_iter: int = 50, max_cg_iter: int = 10_000, verbose: int = 0):
+        self.lam = lam
+        self.cost_positive = cost_positive
+        self.cost_negative = cost_negative
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_cg_iter = max_cg_iter
+        self.verbose = verbose
+
+    def _validate_params(self) -> None:
+        check_positive(self.lam, "lam")
+        check_positive(self.cost_positive, "cost_positive")
+        check_positive(self.cost_negative, "cost_negative")
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on the labeled rows of ``(X, y)``; rows with ``y == -1`` are ignored.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels; ``-1`` rows are skipped.
+        sample_weight : array-like of shape (n_samples,), optional
+            Per-example costs ``c_i`` of eq. 2.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, sample_weight)
+
+
+class L2SVM(_SupervisedLinear):
+    """Linear L2-SVM trained by the modified finite Newton method (L2-SVM-MFN).
+
+    Minimises ``(lam/2)||w||^2 + (1/2) sum_i c_i max(0, 1 - y_i w^T x_i)^2`` (eq. 2 of
+    Sindhwani & Keerthi, 2006) over the labeled rows, the bias being one more regularised
+    weight as in SVMlin.  Costs ``c_i`` are ``sample_weight`` times ``cost_positive`` or
+    ``cost_negative`` (SVMlin's ``-Cp``/``-Cn``).  This is SVMlin's ``-A 1``.
+
+    Parameters
+    ----------
+    lam : float, default=1.0
+        Regularisation ``lambda`` (SVMlin ``-W``).
+    cost_positive, cost_negative : float, default=1.0
+        Class costs.
+    fit_intercept : bool, default=True
+        Append a constant feature ``intercept_scaling`` whose weight is the bias.
+    intercept_scaling : float, default=1.0
+    tol : float, default=1e-6
+        CGLS relative residual tolerance.
+    max_iter : int, default=50
+        Newton iterations.
+    max_cg_iter : int, default=10000
+        CGLS iterations per Newton system.
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_ : as in scikit-learn linear classifiers.
+    objective_ : float or ndarray
+        Final objective (one per class for one-vs-rest).
+    n_iter_ : ndarray
+        Newton iterations per binary problem.
+    fit_results_ : list of MFNResult
+        Full solver output, including objective histories and CG iteration counts.
+    """
+
+    def _fit_binary(self, design, data, y_pm, positive_fraction, sample_weight):
+        A = design.restrict(data.labeled)
+        terms = HingeTerms(y_pm, _example_costs(self, data, y_pm, sample_weight))
+        return l2svm_mfn(A, terms, Ridge(self.lam), tol=self.tol, max_iter=self.max_iter,
+                         max_cg_iter=self.max_cg_iter, verbose=self.verbose)
+
+
+class RLSClassifier(_SupervisedLinear):
+    """Regularised least-squares classifier solved by CGLS (SVMlin's ``-A 0``).
+
+    Minimises ``(lam/2)||w||^2 + (1/2) sum_i c_i (y_i - w^T x_i)^2`` over the labeled rows
+    with targets ``+1/-1``.  Parameters as :class:`L2SVM`; ``max_iter`` is unused.
+    """
+
+    def _fit_binary(self, design, data, y_pm, positive_fraction, sample_weight):
+        A = design.restrict(data.labeled)
+        cost = _example_costs(self, data, y_pm, sample_weight)
+        reg = Ridge(self.lam)
+        res = cgls(A, cost, y_pm, reg, tol=self.tol, max_iter=self.max_cg_iter)
+        o = A.matvec(res.x)
+        objective = reg.value(res.x) + 0.5 * float(cost @ (y_pm - o) ** 2)
+        return MFNResult(w=res.x, outputs=o, objective=objective, n_iter=res.n_iter,
+                         n_cg_iter=res.n_iter, converged=res.converged, history=[objective])

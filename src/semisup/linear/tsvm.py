@@ -1,0 +1,246 @@
+"""Transductive SVM with multiple label switching (section 3.1 of the SVMlin paper)."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from semisup.linear._base import LinearSemiSupervisedClassifier
+from semisup.linear._params import SemiSupervisedParams
+from semisup.losses import HingeTerms, transductive_objective
+from semisup.regularizers import Ridge
+from semisup.solvers.mfn import l2svm_mfn
+
+
+def initial_labels(outputs_u: np.ndarray, positive_fraction: float) -> np.ndarray:
+    """Threshold the outputs so that a fraction ``r`` of the unlabeled rows is positive."""
+    u = outputs_u.shape[0]
+    n_pos = int(round(positive_fraction * u))
+    labels = -np.ones(u)
+    labels[np.argsort(-outputs_u, kind="stable")[:n_pos]] = 1.0
+    return labels
+
+
+def switch_labels(outputs_u: np.ndarray, labels_u: np.ndarray, max_switches: int | None) -> int:
+    """Switch up to ``S`` pairs of temporary labels that lower the objective (section 3.1.2).
+
+    ``L+``: active positives (output < 1) in ascending order of output; ``L-``: active
+    negatives (output > -1) in descending order.  Pairs are taken from the top of both
+    lists while the positive's output is below the negative's: for the squared hinge,
+    switching such a pair strictly lowers the objective at fixed ``w``.  The number of
+    positives, hence the balance constraint, is unchanged.  ``labels_u`` is modified in
+    place.
+
+    Returns
+    -------
+    int
+        Number of pairs switched.
+    """
+    pos = np.flatnonzero((labels_u > 0) & (outputs_u < 1.0))
+    neg = np.flatnonzero((labels_u < 0) & (outputs_u > -1.0))
+    k = min(pos.size, neg.size)
+    if max_switches is not None:
+        k = min(k, int(max_switches))
+    if k == 0:
+        return 0
+    pos = pos[np.argsort(outputs_u[pos], kind="stable")[:k]]
+    neg = neg[np.argsort(-outputs_u[neg], kind="stable")[:k]]
+    n = int(np.count_nonzero(outputs_u[pos] < outputs_u[neg]))  # monotone: a prefix
+    labels_u[pos[:n]] = -1.0
+    labels_u[neg[:n]] = 1.0
+    return n
+
+
+@dataclass
+class TSVMResult:
+    """Outcome of :func:`transductive_svm`.
+
+    Attributes
+    ----------
+    w : ndarray
+        Final weights.
+    labels_u : ndarray
+        Final temporary labels of the unlabeled rows.
+    objective : float
+        Transductive objective at ``lam_u`` (section 3.2.3).
+    n_iter : int
+        Number of retrainings (l2-SVM-MFN calls).
+    n_switches : int
+        Pairs switched in total.
+    n_cg_iter : int
+        CGLS iterations in total.
+    history : list of dict
+        One entry per retraining: ``lam_u`` in force, objective at the fixed labels,
+        pairs switched just before.
+    """
+
+    w: np.ndarray
+    labels_u: np.ndarray
+    objective: float
+    n_iter: int
+    n_switches: int
+    n_cg_iter: int
+    history: list = field(default_factory=list)
+
+
+def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: float,
+                     positive_fraction: float, max_switches: int | None = None,
+                     lam_u_init: float = 1e-5, lam_u_growth: float = 1.5,
+                     mfn_options: dict | None = None, max_rounds: int = 100_000,
+                     verbose: int = 0) -> TSVMResult:
+    """Transductive L2-SVM-MFN with multiple switching.
+
+    Parameters
+    ----------
+    A : Design
+        Rows: the ``n_labeled`` labeled rows first, then the unlabeled rows.
+    n_labeled : int
+    y_l : ndarray
+        ``+1/-1`` labels of the labeled rows.
+    lam, lam_u : float
+        ``lambda`` and ``lambda'`` of the TSVM objective.
+    positive_fraction : float
+        ``r``, the fraction of unlabeled rows labeled positive.
+    max_switches : int or None
+        ``S``, pairs switched per round; ``1`` is Joachims' TSVM, ``None`` as many as
+        improve the objective.
+    lam_u_init, lam_u_growth : float
+        ``lambda'`` starts at ``min(lam_u_init, lam_u)`` and is multiplied by
+        ``lam_u_growth`` after each round of switching until it reaches ``lam_u``.
+    mfn_options : dict
+        Passed to :func:`semisup.solvers.mfn.l2svm_mfn`.
+    max_rounds : int
+        Safety bound on switching rounds per value of ``lambda'``.
+    verbose : int
+        Progress to stderr.
+    """
+    opts = dict(mfn_options or {})
+    l = n_labeled
+    u = A.n_rows - l
+    reg = Ridge(lam)
+    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, np.full(l, 1.0 / l)), reg, **opts)
+    w = sup.w
+    o = A.matvec(w)
+    if u == 0:
+        return TSVMResult(w=w, labels_u=np.empty(0), objective=sup.objective, n_iter=1,
+                          n_switches=0, n_cg_iter=sup.n_cg_iter, history=[])
+    labels_u = initial_labels(o[l:], positive_fraction)
+    y = np.concatenate([y_l, labels_u])
+    cost = np.empty(l + u)
+    cost[:l] = 1.0 / l
+    lam_cur = min(lam_u_init, lam_u)
+    history = []
+    n_fits, n_switches, n_cg = 1, 0, sup.n_cg_iter
+    switched = 0
+    while True:
+        cost[l:] = lam_cur / u
+        for _ in range(max_rounds):
+            res = l2svm_mfn(A, HingeTerms(y, cost), reg, w0=w, outputs0=o, **opts)
+            w, o = res.w, res.outputs
+            n_fits += 1
+            n_cg += res.n_cg_iter
+            history.append({"lam_u": lam_cur, "objective": res.objective, "switched": switched})
+            switched = switch_labels(o[l:], y[l:], max_switches)
+            n_switches += switched
+            if verbose:
+                print(f"[TSVM] lam_u'={lam_cur:.3g} objective={res.objective:.8g} "
+                      f"switched={switched}", file=sys.stderr)
+            if switched == 0:
+                break
+        else:
+            warnings.warn(f"TSVM: label switching did not settle within {max_rounds} rounds at "
+                          f"lam_u'={lam_cur:.3g}", ConvergenceWarning, stacklevel=2)
+        if lam_cur >= lam_u:
+            break
+        lam_cur = min(lam_cur * lam_u_growth, lam_u)
+    objective = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u)
+    return TSVMResult(w=w, labels_u=y[l:].copy(), objective=objective, n_iter=n_fits,
+                      n_switches=n_switches, n_cg_iter=n_cg, history=history)
+
+
+class TransductiveSVM(SemiSupervisedParams, LinearSemiSupervisedClassifier):
+    """Linear transductive SVM with multiple switching (TSVM, SVMlin's ``-A 2``).
+
+    Minimises over ``w`` and the labels ``y'`` of the unlabeled rows
+
+    ``(lam/2)||w||^2 + (1/2l) sum_i l_2(y_i w^T x_i) + (lam_u/2u) sum_j l_2(y'_j w^T x'_j)``
+
+    subject to a fraction ``positive_fraction`` of unlabeled rows being positive, by
+    Joachims' label-switching scheme on top of L2-SVM-MFN (Sindhwani & Keerthi, 2006,
+    section 3.1), switching up to ``max_switches`` pairs per round and raising
+    ``lam_u'`` from ``lam_u_init`` to ``lam_u`` by ``lam_u_growth``.
+
+    Parameters
+    ----------
+    lam : float, default=1e-3
+        ``lambda`` (the paper's experiments use 0.001; SVMlin ``-W``).
+    lam_u : float, default=1.0
+        ``lambda'``, weight of the unlabeled rows (SVMlin ``-U``).
+    positive_fraction : float or None, default=None
+        ``r`` (SVMlin ``-R``); ``None`` takes the positive fraction of the labeled rows.
+    max_switches : int or None, default=None
+        ``S`` (SVMlin ``-S``); ``1`` recovers Joachims' single switching, ``None`` is
+        ``S = max``.
+    lam_u_init : float, default=1e-5
+    lam_u_growth : float, default=1.5
+    fit_intercept, intercept_scaling, tol, max_iter, max_cg_iter, verbose :
+        As :class:`L2SVM`.
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_ : fitted hyperplane(s).
+    transduction_ : ndarray
+        Labels of the training rows (given for labeled rows, predicted for unlabeled).
+    objective_ : float or ndarray
+        Transductive objective at ``lam_u``.
+    fit_results_ : list of TSVMResult
+        Rounds, switches, CG iterations and per-round objective history.
+    """
+
+    def __init__(self, lam: float = 1e-3, lam_u: float = 1.0,
+                 positive_fraction: float | None = None, max_switches: int | None = None,
+                 lam_u_init: float = 1e-5, lam_u_growth: float = 1.5, fit_intercept: bool = True,
+                 intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int = 50,
+                 max_cg_iter: int = 10_000, verbose: int = 0):
+        self.lam = lam
+        self.lam_u = lam_u
+        self.positive_fraction = positive_fraction
+        self.max_switches = max_switches
+        self.lam_u_init = lam_u_init
+        self.lam_u_growth = lam_u_growth
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_cg_iter = max_cg_iter
+        self.verbose = verbose
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        if self.max_switches is not None and (
+                not isinstance(self.max_switches, (int, np.integer)) or self.max_switches < 1):
+            raise ValueError(f"max_switches must be a positive integer or None (S = max), got "
+                             f"{self.max_switches!r}")
+        if not self.lam_u_growth > 1:
+            raise ValueError(f"lam_u_growth must be > 1, got {self.lam_u_growth!r}")
+
+    def fit(self, X, y):
+        """Fit on ``(X, y)``; rows with ``y == -1`` are the unlabeled data.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y)
+
+    def _fit_binary(self, design, data, y_pm, prior, sample_weight):
+        A = design.restrict(np.concatenate([data.labeled, data.unlabeled]))
+        return transductive_svm(
+            A, data.labeled.size, y_pm, self.lam, self.lam_u, self._positive_fraction(prior),
+            max_switches=self.max_switches, lam_u_init=self.lam_u_init,
+            lam_u_growth=self.lam_u_growth, verbose=self.verbose,
+            mfn_options=dict(tol=self.tol, max_iter=self.max_iter, max_cg_iter=self.max_cg_iter))

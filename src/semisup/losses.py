@@ -1,0 +1,109 @@
+"""Loss functions of the linear semi-supervised SVMs, written over classifier outputs.
+
+Every method in the SVMlin family minimises a regulariser plus a sum of weighted
+squared hinge terms ``(1/2) c_i max(0, 1 - y_i o_i)^2`` (eq. 2 of the SVMlin paper);
+they differ only in which terms they present to the solver:
+
+* supervised L2-SVM: one term per labeled example;
+* transductive SVM: one more term per unlabeled example with its temporary label;
+* deterministic annealing: two terms per unlabeled example (labels +1 and -1, costs
+  proportional to ``p_j`` and ``1 - p_j``) that share one data row.
+
+:class:`HingeTerms` is that list of terms; it maps outputs of the distinct data rows to
+the terms and aggregates the terms of each row into one weighted least-squares row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def squared_hinge(z: np.ndarray) -> np.ndarray:
+    """``l_2(z) = max(0, 1 - z)^2`` (eq. 1 of the SVMlin paper)."""
+    return np.maximum(0.0, 1.0 - z) ** 2
+
+
+def symmetric_squared_hinge(o: np.ndarray) -> np.ndarray:
+    """TSVM loss on unlabeled outputs: ``min(l_2(o), l_2(-o)) = max(0, 1 - |o|)^2``."""
+    return np.maximum(0.0, 1.0 - np.abs(o)) ** 2
+
+
+def transductive_objective(reg_value: float, outputs_l: np.ndarray, y_l: np.ndarray,
+                           outputs_u: np.ndarray, lam_u: float) -> float:
+    """TSVM objective (section 3.2.3 of the SVMlin paper).
+
+    ``(lambda/2)||w||^2 + (1/2l) sum_i l_2(y_i o_i) + (lambda_u/2u) sum_j max(0, 1-|o_j|)^2``
+    where ``reg_value`` is the regulariser term already evaluated.
+    """
+    obj = reg_value + 0.5 * float(np.mean(squared_hinge(y_l * outputs_l)))
+    if outputs_u.size:
+        obj += 0.5 * lam_u * float(np.mean(symmetric_squared_hinge(outputs_u)))
+    return obj
+
+
+@dataclass
+class HingeTerms:
+    """Weighted squared hinge terms ``(1/2) sum_i c_i l_2(y_i o[rows_i])``.
+
+    Parameters
+    ----------
+    y : ndarray of shape (m,)
+        Signs ``+1/-1``.
+    cost : ndarray of shape (m,)
+        Non-negative costs.
+    rows : ndarray of int of shape (m,), optional
+        Data row of each term (an index into the operator's rows); term ``i`` uses row
+        ``i`` when omitted.
+    n_rows : int, optional
+        Number of data rows (required when ``rows`` is given).
+    """
+
+    y: np.ndarray
+    cost: np.ndarray
+    rows: np.ndarray | None = None
+    n_rows: int | None = None
+
+    def __post_init__(self):
+        self.y = np.asarray(self.y, dtype=np.float64)
+        self.cost = np.asarray(self.cost, dtype=np.float64)
+        if self.rows is None:
+            self.n_rows = self.y.shape[0]
+        elif self.n_rows is None:
+            raise ValueError("n_rows is required when rows is given")
+
+    def expand(self, outputs: np.ndarray) -> np.ndarray:
+        """Outputs of the terms from outputs of the data rows."""
+        return outputs if self.rows is None else outputs[self.rows]
+
+    def value(self, outputs: np.ndarray) -> float:
+        """``(1/2) sum_i c_i l_2(y_i o_i)``."""
+        return 0.5 * float(self.cost @ squared_hinge(self.y * self.expand(outputs)))
+
+    def active(self, outputs: np.ndarray) -> np.ndarray:
+        """Mask of the terms in the active (support vector) set ``j(w)``."""
+        return (self.y * self.expand(outputs) < 1.0) & (self.cost > 0.0)
+
+    def newton_system(self, active: np.ndarray):
+        """Rows, costs and targets of the least-squares problem of eq. 4.
+
+        Terms sharing a row are merged: ``c = sum c_i`` and ``t = sum c_i y_i / c``, which
+        leaves the Hessian and the right-hand side of eq. 4 unchanged.
+
+        Returns
+        -------
+        rows : ndarray of int
+            Data rows with at least one active term.
+        cost, target : ndarray
+            Merged cost and target of each of those rows.
+        """
+        if self.rows is None:
+            rows = np.flatnonzero(active)
+            return rows, self.cost[rows], self.y[rows]
+        r = self.rows[active]
+        c = self.cost[active]
+        row_cost = np.bincount(r, weights=c, minlength=self.n_rows)
+        row_rhs = np.bincount(r, weights=c * self.y[active], minlength=self.n_rows)
+        rows = np.flatnonzero(row_cost > 0.0)
+        return rows, row_cost[rows], row_rhs[rows] / row_cost[rows]

@@ -1,0 +1,100 @@
+"""Numba kernels for mat-vecs restricted to a subset of the rows of a CSR matrix.
+
+The active set of the finite Newton method changes every Newton step; these kernels
+take the row subset as an index array so that ``X_j p`` and ``X_j^T q`` never copy
+or re-slice the matrix.  Both kernels are parallel over rows; the transposed product
+accumulates into one buffer per chunk (a scatter cannot be shared between threads)
+and reduces the buffers at the end.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+# Below this many stored entries a serial loop beats thread start-up and the
+# per-chunk buffers of the transposed product.
+PARALLEL_MIN_NNZ = 50_000
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _csr_rows_matvec_par(indptr, indices, data, rows, w, out):
+    for k in prange(rows.shape[0]):
+        i = rows[k]
+        s = 0.0
+        for jj in range(indptr[i], indptr[i + 1]):
+            s += data[jj] * w[indices[jj]]
+        out[k] = s
+
+
+@njit(cache=True, nogil=True)
+def _csr_rows_matvec_ser(indptr, indices, data, rows, w, out):
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        s = 0.0
+        for jj in range(indptr[i], indptr[i + 1]):
+            s += data[jj] * w[indices[jj]]
+        out[k] = s
+
+
+@njit(cache=True, nogil=True)
+def _csr_rows_rmatvec_ser(indptr, indices, data, rows, q, out):
+    out[:] = 0.0
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        qk = q[k]
+        if qk != 0.0:
+            for jj in range(indptr[i], indptr[i + 1]):
+                out[indices[jj]] += data[jj] * qk
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _csr_rows_rmatvec_par(indptr, indices, data, rows, q, out, bounds):
+    n_chunks = bounds.shape[0] - 1
+    n_cols = out.shape[0]
+    buf = np.zeros((n_chunks, n_cols))
+    for c in prange(n_chunks):
+        b = buf[c]
+        for k in range(bounds[c], bounds[c + 1]):
+            i = rows[k]
+            qk = q[k]
+            if qk != 0.0:
+                for jj in range(indptr[i], indptr[i + 1]):
+                    b[indices[jj]] += data[jj] * qk
+    for j in prange(n_cols):
+        s = 0.0
+        for c in range(n_chunks):
+            s += buf[c, j]
+        out[j] = s
+
+
+def chunk_bounds(indptr: np.ndarray, rows: np.ndarray, n_chunks: int) -> np.ndarray:
+    """Split ``rows`` into ``n_chunks`` contiguous pieces holding about equal non-zeros."""
+    nnz_per_row = indptr[rows + 1] - indptr[rows]
+    cum = np.concatenate(([0], np.cumsum(nnz_per_row)))
+    targets = np.linspace(0, cum[-1], n_chunks + 1)
+    bounds = np.searchsorted(cum, targets, side="left").astype(np.int64)
+    bounds[0], bounds[-1] = 0, rows.shape[0]
+    return bounds
+
+
+def n_threads() -> int:
+    """Threads numba will use for the parallel kernels."""
+    return int(numba.get_num_threads())
+
+
+def csr_rows_matvec(indptr, indices, data, rows, w, out, parallel: bool) -> None:
+    """``out = X[rows] @ w`` for a CSR matrix given by its three arrays."""
+    if parallel:
+        _csr_rows_matvec_par(indptr, indices, data, rows, w, out)
+    else:
+        _csr_rows_matvec_ser(indptr, indices, data, rows, w, out)
+
+
+def csr_rows_rmatvec(indptr, indices, data, rows, q, out, bounds) -> None:
+    """``out = X[rows].T @ q``; ``bounds`` from :func:`chunk_bounds`, or ``None`` for serial."""
+    if bounds is None:
+        _csr_rows_rmatvec_ser(indptr, indices, data, rows, q, out)
+    else:
+        _csr_rows_rmatvec_par(indptr, indices, data, rows, q, out, bounds)

@@ -1,0 +1,121 @@
+"""The data matrix as a linear operator over a subset of its rows, with an implicit bias.
+
+SVMlin appends a constant feature to every example so that the bias is one more
+(regularised) weight.  :class:`Design` does the same without copying the data: the
+last weight multiplies the constant ``intercept_scaling``.  ``restrict`` gives the
+operator over a row subset (the active set ``j(w)`` of the finite Newton method) by
+composing index arrays, never by slicing the matrix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from semisup.solvers import _kernels
+
+
+class Design:
+    """Rows ``rows`` of ``X`` (CSR or dense), optionally augmented by a constant column.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+        Converted to CSR float64 (sparse) or C-contiguous float64 (dense) once.
+    fit_intercept : bool
+        Append the constant column ``intercept_scaling`` (its weight is the bias).
+    intercept_scaling : float
+        Value of the constant column.
+    rows : ndarray of int, optional
+        Row subset (sorted, unique); all rows when omitted.
+    parallel : bool or None
+        Use the multi-threaded kernels; ``None`` decides from the number of non-zeros.
+    """
+
+    def __init__(self, X, fit_intercept: bool = True, intercept_scaling: float = 1.0,
+                 rows: np.ndarray | None = None, parallel: bool | None = None):
+        if sp.issparse(X):
+            X = sp.csr_matrix(X, dtype=np.float64)
+            if not X.has_sorted_indices:
+                X.sort_indices()
+            self._indptr = X.indptr.astype(np.int64, copy=False)
+            self._indices = X.indices.astype(np.int64, copy=False)
+            self._data = X.data
+        else:
+            X = np.ascontiguousarray(X, dtype=np.float64)
+        self.X = X
+        self.sparse = sp.issparse(X)
+        self.fit_intercept = bool(fit_intercept)
+        self.intercept_scaling = float(intercept_scaling)
+        self.n_features = X.shape[1]
+        self.n_weights = self.n_features + int(self.fit_intercept)
+        self._parallel = parallel
+        self._set_rows(np.arange(X.shape[0], dtype=np.int64) if rows is None else rows)
+
+    def _set_rows(self, rows: np.ndarray) -> None:
+        self.rows = np.asarray(rows, dtype=np.int64)
+        self.n_rows = self.rows.shape[0]
+        self._dense_block = None
+        self._bounds = None
+        if self.sparse:
+            nnz = int((self._indptr[self.rows + 1] - self._indptr[self.rows]).sum())
+            self.nnz = nnz
+            par = self._parallel
+            if par is None:
+                par = nnz >= _kernels.PARALLEL_MIN_NNZ and _kernels.n_threads() > 1
+            self._par = bool(par)
+            if self._par:
+                self._bounds = _kernels.chunk_bounds(
+                    self._indptr, self.rows, max(1, _kernels.n_threads()))
+        else:
+            self.nnz = self.n_rows * self.n_features
+            if self.n_rows != self.X.shape[0]:
+                # dense: one gather per restriction, then BLAS for every product
+                self._dense_block = self.X[self.rows]
+
+    def restrict(self, subset: np.ndarray) -> Design:
+        """Operator over rows ``self.rows[subset]`` (``subset`` indexes this operator's rows)."""
+        new = object.__new__(Design)
+        new.__dict__.update(self.__dict__)
+        new._set_rows(self.rows[np.asarray(subset, dtype=np.int64)])
+        return new
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.n_rows, self.n_weights)
+
+    def matvec(self, w: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Outputs ``X_rows w`` (bias included) for the operator's rows."""
+        if out is None:
+            out = np.empty(self.n_rows)
+        wf = w[: self.n_features]
+        if self.sparse:
+            _kernels.csr_rows_matvec(self._indptr, self._indices, self._data, self.rows,
+                                     np.ascontiguousarray(wf), out, self._par)
+        else:
+            block = self.X if self._dense_block is None else self._dense_block
+            np.dot(block, wf, out=out)
+        if self.fit_intercept:
+            out += w[self.n_features] * self.intercept_scaling
+        return out
+
+    def rmatvec(self, q: np.ndarray) -> np.ndarray:
+        """``X_rows^T q`` (with the bias component last)."""
+        out = np.empty(self.n_weights)
+        head = out[: self.n_features]
+        if self.sparse:
+            _kernels.csr_rows_rmatvec(self._indptr, self._indices, self._data, self.rows,
+                                      np.ascontiguousarray(q, dtype=np.float64), head,
+                                      self._bounds)
+        else:
+            block = self.X if self._dense_block is None else self._dense_block
+            np.dot(q, block, out=head)
+        if self.fit_intercept:
+            out[self.n_features] = self.intercept_scaling * q.sum()
+        return out
+
+    def weights_to_coef(self, w: np.ndarray) -> tuple[np.ndarray, float]:
+        """Split the weight vector into ``(coef, intercept)`` in the units of ``X``."""
+        coef = np.asarray(w[: self.n_features]).copy()
+        b = float(w[self.n_features]) * self.intercept_scaling if self.fit_intercept else 0.0
+        return coef, b
