@@ -11,7 +11,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils.validation import check_array, check_consistent_length
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
 
 UNLABELED = -1
 
@@ -84,12 +85,11 @@ def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled
     """
     X = check_X(X, accept_sparse=accept_sparse, estimator=estimator)
     if y is None:
-        raise ValueError("y is required: give class labels, and -1 for unlabeled rows")
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target "
+                         "y is None: give class labels, and -1 for unlabeled rows")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
-        warnings.warn("y should be a 1d array; it was reshaped from a column vector.",
-                      stacklevel=3)
-        y = y.ravel()
+        y = column_or_1d(y, warn=True)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-dimensional, got shape {y.shape}; give one label per "
                          "row of X (-1 for unlabeled rows)")
@@ -102,10 +102,12 @@ def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled
     if labeled.size == 0:
         raise ValueError("y has no labeled rows (every entry is -1); label at least one row "
                          "of each class")
+    check_classification_targets(y[labeled])
     classes, y_index = np.unique(y[labeled], return_inverse=True)
     if classes.size < min_classes:
-        raise ValueError(f"y has {classes.size} labeled class(es) ({classes.tolist()}); "
-                         f"at least {min_classes} are needed: label rows of every class")
+        raise ValueError(f"y contains {classes.size} class among its labeled rows "
+                         f"({classes.tolist()}); at least {min_classes} are needed: label rows "
+                         "of every class")
     if require_unlabeled and unlabeled.size == 0:
         warnings.warn("y has no unlabeled rows (no -1 entries): the semi-supervised method "
                       "reduces to its supervised counterpart", UserWarning, stacklevel=3)

@@ -48,6 +48,9 @@ class LinearSemiSupervisedClassifier(LinearClassifierMixin, ClassifierMixin, Bas
                     or not np.all(np.isfinite(sample_weight)):
                 raise ValueError("sample_weight must be a finite non-negative array with one "
                                  "entry per row of X")
+            if not np.any(sample_weight[data.labeled] > 0):
+                raise ValueError("sample_weight is zero for every labeled row: give at least "
+                                 "one labeled row a positive weight")
         design = Design(data.X, self.fit_intercept, self.intercept_scaling)
         n_classes = data.classes.size
         positives = [1] if n_classes == 2 else list(range(n_classes))

@@ -142,7 +142,7 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
     o = A.matvec(w)
     r = float(positive_fraction)
     if u == 0 or lam_u == 0.0:
-        return DAResult(w=w, beliefs=np.full(u, r), objective=sup.objective, n_iter=0,
+        return DAResult(w=w, beliefs=np.full(u, r), objective=sup.objective, n_iter=sup.n_iter,
                         n_cg_iter=sup.n_cg_iter)
     unl = np.arange(l, l + u)
     rows = np.concatenate([np.arange(l), unl, unl])

@@ -69,7 +69,9 @@ class Design:
                     self._indptr, self.rows, max(1, _kernels.n_threads()))
         else:
             self.nnz = self.n_rows * self.n_features
-            if self.n_rows != self.X.shape[0]:
+            identity = self.n_rows == self.X.shape[0] and bool(
+                np.all(self.rows == np.arange(self.n_rows)))
+            if not identity:
                 # dense: one gather per restriction, then BLAS for every product
                 self._dense_block = self.X[self.rows]
 

@@ -1,0 +1,775 @@
+"""Reading and writing SVMlin / SVMlight (libsvm) text files.
+
+Formats
+-------
+SVMlin examples file
+    One example per line as whitespace-separated ``index:value`` pairs with 1-based, strictly
+    increasing integer indices and **no** label column.  An empty line is an example without
+    non-zeros.  A file without any line at all is an error.
+SVMlin labels file
+    One label per line: ``+1``, ``1``, ``-1`` or ``0`` (0 marks an unlabeled example); floats
+    with those values (``1.0``, ``-1.0``, ``0.0``) are accepted as well.
+SVMlight / libsvm file
+    ``label index:value index:value ... [# comment]`` per line, 1-based indices, any finite
+    numeric label.  Blank and comment-only lines are skipped.  ``qid:`` tokens are not
+    supported.
+Vector files
+    One number per line, e.g. the ``.weights`` (bias last) and ``.outputs`` files of SVMlin.
+
+Files ending in ``.gz`` or ``.bz2`` are (de)compressed transparently, for reading and writing.
+
+Numbers are decimal literals (``[+-]digits[.digits][e[+-]digits]``); ``nan``, ``inf`` and
+values overflowing float64 are rejected.  Every malformed input raises :class:`FileFormatError`
+naming the file, the first offending 1-based line, the offending token and what was expected.
+
+Implementation note: the readers first try a fast path (scikit-learn's compiled svmlight parser,
+only on files whose characters cannot smuggle in anything the format forbids, followed by
+vectorised checks of the result).  If that fails or looks suspicious, an authoritative
+line-by-line parser runs, which either returns the data or raises for the first bad line.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import math
+import operator
+import os
+import re
+import zlib
+from array import array
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "FileFormatError",
+    "read_svmlin_examples",
+    "read_svmlin_labels",
+    "read_svmlight",
+    "write_svmlin_examples",
+    "write_svmlin_labels",
+    "write_svmlight",
+    "write_vector",
+    "read_vector",
+    "check_consistent",
+]
+
+PathLike = str | os.PathLike[str]
+
+# Largest feature index accepted (the C ``int`` range used by SVMlin-style tools).
+_MAX_INDEX = 2**31 - 1
+# Rows formatted per chunk by the writers (bounds memory use on huge matrices).
+_WRITE_CHUNK = 65536
+
+_FLOAT_RE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INDEX_RE = re.compile(rb"\+?[0-9]+")
+_NEG_INDEX_RE = re.compile(rb"-[0-9]+")
+_NONFINITE_RE = re.compile(rb"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+_COMMENT_RE = re.compile(rb"#[^\n]*")
+
+# Characters a file may consist of to be eligible for the fast paths.  With these only, Python's
+# int()/float() (used by the compiled parser) accept exactly the grammar above, so the fast path
+# cannot accept anything the line-by-line parser would reject.
+_SPARSE_CHARS = b"0123456789.eE+-: \t\r\n"
+_NUMBER_CHARS = b"0123456789.eE+- \t\r\n"
+
+_EXPECT_PAIR = "whitespace-separated index:value pairs"
+_EXPECT_LABEL = "one label per line: +1, 1, -1 or 0"
+
+
+class FileFormatError(ValueError):
+    """Raised for malformed input files.
+
+    ``str()`` gives ``'<path>:<line>: <what is wrong>; expected <what>'`` (the ``:<line>`` part is
+    left out when the problem concerns the file as a whole).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The offending file.
+    line : int or None
+        1-based number of the first offending line, or None for whole-file problems.
+    reason : str
+        What is wrong.
+    expected : str or None, optional
+        What was expected instead.
+
+    Attributes
+    ----------
+    path : str
+    line : int or None
+    reason : str
+    expected : str or None
+    """
+
+    path: str
+    line: int | None
+    reason: str
+    expected: str | None
+
+    def __init__(
+        self, path: PathLike, line: int | None, reason: str, expected: str | None = None
+    ) -> None:
+        path = os.fsdecode(path)
+        super().__init__(path, line, reason, expected)
+        self.path = path
+        self.line = line
+        self.reason = reason
+        self.expected = expected
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        tail = "" if self.expected is None else f"; expected {self.expected}"
+        return f"{where}: {self.reason}{tail}"
+
+
+# --------------------------------------------------------------------------------------------
+# low-level helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _show(token: bytes, limit: int = 40) -> str:
+    """Printable, truncated representation of a token for error messages."""
+    text = token.decode("utf-8", errors="replace")
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    return repr(text)
+
+
+def _compression(path: str) -> str | None:
+    suffix = Path(path).suffix.lower()
+    if suffix == ".gz":
+        return "gzip"
+    if suffix == ".bz2":
+        return "bz2"
+    return None
+
+
+def _read_bytes(path: PathLike) -> tuple[str, bytes]:
+    """Read a whole (possibly compressed) file; return its printable name and its bytes."""
+    name = os.fsdecode(os.fspath(path))
+    kind = _compression(name)
+    with open(path, "rb") as raw:  # FileNotFoundError carries the path
+        if kind is None:
+            return name, raw.read()
+        try:
+            if kind == "gzip":
+                with gzip.GzipFile(fileobj=raw, mode="rb") as fh:
+                    return name, fh.read()
+            with bz2.BZ2File(raw, mode="rb") as fh:
+                return name, fh.read()
+        except (OSError, EOFError, ValueError, zlib.error) as exc:
+            raise FileFormatError(
+                name, None, f"cannot decompress {kind} data ({exc})", f"a valid {kind} file"
+            ) from None
+
+
+def _open_write(path: PathLike) -> IO[bytes]:
+    name = os.fsdecode(os.fspath(path))
+    kind = _compression(name)
+    if kind == "gzip":
+        return gzip.open(path, "wb")
+    if kind == "bz2":
+        return bz2.open(path, "wb")
+    return open(path, "wb")
+
+
+def _body(name: str, data: bytes) -> tuple[bytes, int]:
+    """Strip the final newline; return the body and its number of lines."""
+    if not data:
+        raise FileFormatError(name, None, "empty file", "at least one line")
+    body = data[:-1] if data.endswith(b"\n") else data
+    return body, body.count(b"\n") + 1
+
+
+def _iter_lines(body: bytes) -> Iterator[bytes]:
+    """Lines of ``body`` split at ``\\n`` only (without the terminator)."""
+    for line in io.BytesIO(body):
+        yield line[:-1] if line.endswith(b"\n") else line
+    if not body or body.endswith(b"\n"):
+        yield b""  # BytesIO iteration does not produce a final empty line
+
+
+def _check_n_features(n_features: int | None) -> int | None:
+    if n_features is None:
+        return None
+    if isinstance(n_features, bool):
+        raise TypeError("n_features must be an integer or None, not bool")
+    n = operator.index(n_features)
+    if n < 0:
+        raise ValueError(f"n_features must be >= 0, got {n}")
+    return n
+
+
+def _number_problem(token: bytes, what: str) -> str:
+    """Describe why ``token`` is not an acceptable finite number (or '' when it is)."""
+    if _FLOAT_RE.fullmatch(token):
+        if math.isfinite(float(token)):
+            return ""
+        return f"non-finite {what} {_show(token)} (overflows float64)"
+    if _NONFINITE_RE.fullmatch(token):
+        return f"non-finite {what} {_show(token)}"
+    return f"non-numeric {what} {_show(token)}"
+
+
+# --------------------------------------------------------------------------------------------
+# sparse readers
+# --------------------------------------------------------------------------------------------
+
+
+def _pair_problem(token: bytes, prev: int, n_features: int | None) -> tuple[str, str]:
+    """Explain what is wrong with an ``index:value`` token (called only for bad tokens)."""
+    shown = _show(token)
+    idx_s, sep, val_s = token.partition(b":")
+    if idx_s.lower() == b"qid":
+        return f"qid token {shown} is unsupported", "index:value pairs without qid"
+    if not sep:
+        return f"missing ':' in token {shown}", "index:value"
+    if not idx_s:
+        return f"missing index in token {shown}", "index:value with a positive integer index"
+    if not val_s:
+        return f"missing value in token {shown}", "index:value with a numeric value"
+    if not _INDEX_RE.fullmatch(idx_s):
+        if _NEG_INDEX_RE.fullmatch(idx_s):
+            return f"negative index in token {shown}", "1-based indices (>= 1)"
+        return f"non-integer index in token {shown}", "a positive integer index"
+    idx = int(idx_s)
+    if idx == 0:
+        return f"index 0 in token {shown}", "1-based indices (>= 1)"
+    if idx > _MAX_INDEX:
+        return f"index {idx} is too large", f"indices <= {_MAX_INDEX}"
+    if idx <= prev:
+        what = "duplicate" if idx == prev else "decreasing"
+        return (
+            f"{what} index {idx} after index {prev} (token {shown})",
+            "strictly increasing indices within a line",
+        )
+    if n_features is not None and idx > n_features:
+        return f"index {idx} exceeds n_features={n_features}", f"indices in 1..{n_features}"
+    if b":" in val_s:
+        return f"more than one ':' in token {shown}", "index:value"
+    problem = _number_problem(val_s, "value")
+    if problem:
+        return f"{problem} in token {shown}", "a finite decimal number as value"
+    raise AssertionError(f"token {shown} is valid")  # pragma: no cover
+
+
+def _parse_slow(
+    name: str, body: bytes, *, labelled: bool, n_features: int | None
+) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Authoritative line-by-line parser; raises FileFormatError at the first bad line."""
+    indices = array("q")
+    values = array("d")
+    indptr = array("q", [0])
+    labels = array("d")
+    limit = _MAX_INDEX if n_features is None else min(n_features, _MAX_INDEX)
+    max_idx = 0
+    float_match = _FLOAT_RE.fullmatch
+    index_match = _INDEX_RE.fullmatch
+    isfinite = math.isfinite
+
+    for lineno, line in enumerate(_iter_lines(body), start=1):
+        if labelled:
+            hash_pos = line.find(b"#")
+            if hash_pos >= 0:
+                line = line[:hash_pos]
+        elif b"#" in line:
+            raise FileFormatError(
+                name, lineno, "comment character '#' in an SVMlin examples file", _EXPECT_PAIR
+            )
+        tokens = line.split()
+        if labelled:
+            if not tokens:
+                continue  # blank or comment-only line
+            first = tokens[0]
+            if b":" in first:
+                raise FileFormatError(
+                    name,
+                    lineno,
+                    f"missing label (line starts with {_show(first)})",
+                    "a numeric label before the index:value pairs",
+                )
+            problem = _number_problem(first, "label")
+            if problem:
+                raise FileFormatError(name, lineno, problem, "a finite numeric label")
+            labels.append(float(first))
+            tokens = tokens[1:]
+        prev = 0
+        for token in tokens:
+            idx_s, sep, val_s = token.partition(b":")
+            if sep and index_match(idx_s) and float_match(val_s):
+                idx = int(idx_s)
+                val = float(val_s)
+                if prev < idx <= limit and isfinite(val):
+                    indices.append(idx - 1)
+                    values.append(val)
+                    prev = idx
+                    continue
+            reason, expected = _pair_problem(token, prev, n_features)
+            raise FileFormatError(name, lineno, reason, expected)
+        max_idx = max(max_idx, prev)
+        indptr.append(len(indices))
+
+    n_rows = len(indptr) - 1
+    if n_rows == 0:
+        raise FileFormatError(
+            name, None, "no examples (only blank or comment lines)", "at least one example line"
+        )
+    n_cols = max_idx if n_features is None else n_features
+    X = _make_csr(
+        np.frombuffer(values, dtype=np.float64),
+        np.frombuffer(indices, dtype=np.int64),
+        np.frombuffer(indptr, dtype=np.int64),
+        (n_rows, n_cols),
+    )
+    return X, np.frombuffer(labels, dtype=np.float64).copy()
+
+
+def _make_csr(
+    data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape: tuple[int, int]
+) -> sp.csr_matrix:
+    """Build a canonical float64 CSR matrix (sorted indices, explicit zeros removed)."""
+    idx_dtype = np.int32 if max(shape[1], len(data)) < 2**31 - 1 else np.int64
+    X = sp.csr_matrix(
+        (
+            np.array(data, dtype=np.float64),
+            np.array(indices, dtype=idx_dtype),
+            np.array(indptr, dtype=idx_dtype),
+        ),
+        shape=shape,
+    )
+    X.has_sorted_indices = True
+    X.has_canonical_format = True
+    X.eliminate_zeros()
+    return X
+
+
+def _parse_fast(buf: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Parse with scikit-learn's compiled parser; None when it rejects the input."""
+    from sklearn.datasets import load_svmlight_file
+
+    try:
+        X, y = load_svmlight_file(io.BytesIO(buf), zero_based=False, dtype=np.float64)
+    except (ValueError, OverflowError, TypeError):
+        return None
+    return X.data, X.indices, X.indptr, np.asarray(y, dtype=np.float64)
+
+
+def _fast_result(
+    parsed: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None,
+    n_rows: int | None,
+    n_features: int | None,
+) -> tuple[sp.csr_matrix, np.ndarray] | None:
+    """Validate a fast-path parse; None when anything is off (the slow path then decides)."""
+    if parsed is None:
+        return None
+    data, indices, indptr, y = parsed
+    n = len(indptr) - 1
+    if n == 0 or (n_rows is not None and n != n_rows) or len(y) != n:
+        return None
+    if not (np.isfinite(data).all() and np.isfinite(y).all()):
+        return None
+    max_idx = int(indices.max()) + 1 if len(indices) else 0
+    if n_features is not None and max_idx > n_features:
+        return None
+    n_cols = max_idx if n_features is None else n_features
+    return _make_csr(data, indices, indptr, (n, n_cols)), np.array(y, dtype=np.float64)
+
+
+def read_svmlin_examples(path: PathLike, n_features: int | None = None) -> sp.csr_matrix:
+    """Read an SVMlin examples file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File with one example per line as ``index:value`` pairs (1-based, strictly increasing
+        indices, no label column).  ``.gz`` / ``.bz2`` files are decompressed.
+    n_features : int or None, optional
+        Number of columns of the result.  Indices larger than this are an error.  By default the
+        largest index seen is used.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        float64 matrix of shape ``(number of lines, n_features or max index)`` with 0-based
+        columns, sorted indices and no explicitly stored zeros.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    FileFormatError
+        For an empty or malformed file; names the first bad line and token.
+    """
+    n_features = _check_n_features(n_features)
+    name, data = _read_bytes(path)
+    body, n_lines = _body(name, data)
+    del data
+    if not body.translate(None, _SPARSE_CHARS):
+        # prefix a dummy label so that every line (even an empty one) becomes one row
+        buf = b"0 " + body.replace(b"\n", b"\n0 ")
+        result = _fast_result(_parse_fast(buf), n_lines, n_features)
+        del buf
+        if result is not None:
+            return result[0]
+    X, _ = _parse_slow(name, body, labelled=False, n_features=n_features)
+    if X.shape[0] != n_lines:  # pragma: no cover - defensive
+        raise AssertionError("line count mismatch in SVMlin examples parser")
+    return X
+
+
+def read_svmlight(
+    path: PathLike, n_features: int | None = None
+) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Read an SVMlight / libsvm file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File with lines ``label index:value ... [# comment]`` (1-based, strictly increasing
+        indices; blank and comment-only lines are skipped).  ``.gz`` / ``.bz2`` files are
+        decompressed.  ``qid:`` tokens are rejected as unsupported.
+    n_features : int or None, optional
+        Number of columns of the result; larger indices are an error.  By default the largest
+        index seen is used.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix
+        float64 matrix of shape ``(n_examples, n_features or max index)``, 0-based columns.
+    y : numpy.ndarray
+        float64 labels, shape ``(n_examples,)``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    FileFormatError
+        For an empty or malformed file; names the first bad line and token.
+    """
+    n_features = _check_n_features(n_features)
+    name, data = _read_bytes(path)
+    body, _ = _body(name, data)
+    del data
+    code = _COMMENT_RE.sub(b"", body) if b"#" in body else body
+    if not code.translate(None, _SPARSE_CHARS):
+        result = _fast_result(_parse_fast(code), None, n_features)
+        if result is not None:
+            return result
+    del code
+    return _parse_slow(name, body, labelled=True, n_features=n_features)
+
+
+# --------------------------------------------------------------------------------------------
+# labels and vectors
+# --------------------------------------------------------------------------------------------
+
+
+def _read_numbers(name: str, body: bytes, valid: np.ndarray | None) -> np.ndarray | None:
+    """Fast path for one-number-per-line files; None when the slow path must decide."""
+    if body.translate(None, _NUMBER_CHARS):
+        return None
+    try:
+        out = np.array([float(t) for t in body.split(b"\n")], dtype=np.float64)
+    except ValueError:  # empty line, or several numbers on one line
+        return None
+    if not np.isfinite(out).all():
+        return None
+    if valid is not None and not np.isin(out, valid).all():
+        return None
+    return out + 0.0  # turn -0.0 into 0.0
+
+
+def read_svmlin_labels(path: PathLike) -> np.ndarray:
+    """Read an SVMlin labels file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File with one label per line: ``+1``, ``1``, ``-1`` or ``0`` (unlabeled), or a float with
+        one of these values such as ``1.0``.  ``.gz`` / ``.bz2`` files are decompressed.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 array with values in {-1, 0, +1}, one per line.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    FileFormatError
+        For an empty file, an empty line, or any other token; names the first bad line.
+    """
+    name, data = _read_bytes(path)
+    body, _ = _body(name, data)
+    allowed = np.array([-1.0, 0.0, 1.0])
+    out = _read_numbers(name, body, allowed)
+    if out is not None:
+        return out
+    for lineno, line in enumerate(_iter_lines(body), start=1):
+        tokens = line.split()
+        if not tokens:
+            raise FileFormatError(name, lineno, "empty line", _EXPECT_LABEL)
+        if len(tokens) > 1:
+            raise FileFormatError(
+                name, lineno, f"{len(tokens)} tokens {_show(line.strip())}", _EXPECT_LABEL
+            )
+        token = tokens[0]
+        problem = _number_problem(token, "label")
+        if problem:
+            raise FileFormatError(name, lineno, problem, _EXPECT_LABEL)
+        if float(token) not in (-1.0, 0.0, 1.0):
+            raise FileFormatError(name, lineno, f"invalid label {_show(token)}", _EXPECT_LABEL)
+    raise AssertionError("labels fast path failed on a valid file")  # pragma: no cover
+
+
+def read_vector(path: PathLike) -> np.ndarray:
+    """Read a vector written one number per line (SVMlin ``.weights`` / ``.outputs`` files).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file; ``.gz`` / ``.bz2`` files are decompressed.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 array with one entry per line.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    FileFormatError
+        For an empty file, an empty line, several numbers on one line, a non-numeric or a
+        non-finite entry; names the first bad line.
+    """
+    name, data = _read_bytes(path)
+    body, _ = _body(name, data)
+    out = _read_numbers(name, body, None)
+    if out is not None:
+        return out
+    expected = "one finite number per line"
+    for lineno, line in enumerate(_iter_lines(body), start=1):
+        tokens = line.split()
+        if not tokens:
+            raise FileFormatError(name, lineno, "empty line", expected)
+        if len(tokens) > 1:
+            raise FileFormatError(
+                name, lineno, f"{len(tokens)} tokens {_show(line.strip())}", expected
+            )
+        problem = _number_problem(tokens[0], "value")
+        if problem:
+            raise FileFormatError(name, lineno, problem, expected)
+    raise AssertionError("vector fast path failed on a valid file")  # pragma: no cover
+
+
+# --------------------------------------------------------------------------------------------
+# writers
+# --------------------------------------------------------------------------------------------
+
+
+def _as_csr(X: object) -> sp.csr_matrix:
+    """Validated canonical float64 CSR copy of a dense or sparse 2-D matrix."""
+    if sp.issparse(X):
+        kind = X.dtype.kind
+        if kind not in "biuf":
+            raise ValueError(f"X must be real-valued, got dtype {X.dtype}")
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got {X.ndim} dimensions")
+        big_int = kind in "iu" and X.nnz and np.abs(X.data).max() > 2**53
+        csr = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    else:
+        arr = np.asarray(X)
+        kind = arr.dtype.kind
+        if kind not in "biuf":
+            raise ValueError(f"X must be real-valued, got dtype {arr.dtype}")
+        if arr.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {arr.shape}")
+        big_int = kind in "iu" and arr.size and np.abs(arr).max() > 2**53
+        csr = sp.csr_matrix(arr.astype(np.float64))
+    if big_int:
+        raise ValueError("X has integers larger than 2**53 that float64 cannot represent")
+    csr.sum_duplicates()
+    csr.eliminate_zeros()
+    csr.sort_indices()
+    if not np.isfinite(csr.data).all():
+        raise ValueError("X contains non-finite values (nan or inf), which cannot be written")
+    if csr.shape[0] == 0:
+        raise ValueError("X has no rows; an empty file cannot be read back")
+    return csr
+
+
+def _as_vector(v: object, what: str) -> np.ndarray:
+    arr = np.asarray(v)
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{what} must be real-valued, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be 1-D, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{what} is empty; an empty file cannot be read back")
+    if arr.dtype.kind in "iu" and np.abs(arr).max() > 2**53:
+        raise ValueError(f"{what} has integers larger than 2**53")
+    out = arr.astype(np.float64)
+    if not np.isfinite(out).all():
+        raise ValueError(f"{what} contains non-finite values (nan or inf), which cannot be written")
+    return out
+
+
+def _format_rows(csr: sp.csr_matrix, labels: list[str] | None) -> Iterator[bytes]:
+    """Yield the text of ``csr`` (optionally with a label column) in chunks of rows."""
+    indptr = csr.indptr
+    for start in range(0, csr.shape[0], _WRITE_CHUNK):
+        stop = min(start + _WRITE_CHUNK, csr.shape[0])
+        lo, hi = int(indptr[start]), int(indptr[stop])
+        cols = (csr.indices[lo:hi].astype(np.int64) + 1).tolist()
+        pairs = [f"{i}:{v:.17g}" for i, v in zip(cols, csr.data[lo:hi].tolist(), strict=True)]
+        bounds = (indptr[start : stop + 1] - lo).tolist()
+        rows = [" ".join(pairs[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        if labels is not None:
+            rows = [
+                f"{lab} {row}" if row else lab
+                for lab, row in zip(labels[start:stop], rows, strict=True)
+            ]
+        yield ("\n".join(rows) + "\n").encode("ascii")
+
+
+def write_svmlin_examples(path: PathLike, X: object) -> None:
+    """Write a matrix as an SVMlin examples file.
+
+    Only non-zeros are written, as ``index:value`` pairs with 1-based indices and ``%.17g``
+    values, so that :func:`read_svmlin_examples` gives back exactly the same matrix (pass
+    ``n_features=X.shape[1]`` to also recover trailing all-zero columns).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Output file; ``.gz`` / ``.bz2`` suffixes compress.
+    X : array_like or scipy sparse matrix, shape (n_examples, n_features)
+        Finite real values; at least one row.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D, not real, has non-finite values or no rows.
+    """
+    csr = _as_csr(X)
+    with _open_write(path) as fh:
+        for chunk in _format_rows(csr, None):
+            fh.write(chunk)
+
+
+def write_svmlin_labels(path: PathLike, y: object) -> None:
+    """Write an SVMlin labels file (``1``, ``-1`` or ``0`` per line).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Output file; ``.gz`` / ``.bz2`` suffixes compress.
+    y : array_like, shape (n_examples,)
+        Labels in {-1, 0, +1}; 0 marks unlabeled examples.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not 1-D, empty or has other values.
+    """
+    arr = _as_vector(y, "y")
+    if not np.isin(arr, (-1.0, 0.0, 1.0)).all():
+        bad = arr[~np.isin(arr, (-1.0, 0.0, 1.0))][0]
+        raise ValueError(f"SVMlin labels must be -1, 0 or +1, got {bad!r}")
+    text = "\n".join(["-1", "0", "1"][int(v) + 1] for v in arr.tolist()) + "\n"
+    with _open_write(path) as fh:
+        fh.write(text.encode("ascii"))
+
+
+def write_svmlight(path: PathLike, X: object, y: object) -> None:
+    """Write an SVMlight / libsvm file (``label index:value ...`` per line).
+
+    Labels and values are written with ``%.17g`` so that :func:`read_svmlight` recovers them
+    exactly; only non-zeros of ``X`` are written.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Output file; ``.gz`` / ``.bz2`` suffixes compress.
+    X : array_like or scipy sparse matrix, shape (n_examples, n_features)
+        Finite real values; at least one row.
+    y : array_like, shape (n_examples,)
+        Finite real labels.
+
+    Raises
+    ------
+    ValueError
+        For invalid ``X`` or ``y`` or when their lengths differ.
+    """
+    csr = _as_csr(X)
+    labels = _as_vector(y, "y")
+    if labels.shape[0] != csr.shape[0]:
+        raise ValueError(f"X has {csr.shape[0]} rows but y has {labels.shape[0]} entries")
+    label_text = [f"{v:.17g}" for v in labels.tolist()]
+    with _open_write(path) as fh:
+        for chunk in _format_rows(csr, label_text):
+            fh.write(chunk)
+
+
+def write_vector(path: PathLike, v: object) -> None:
+    """Write a vector one ``%.17g`` number per line (SVMlin ``.weights`` / ``.outputs``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Output file; ``.gz`` / ``.bz2`` suffixes compress.
+    v : array_like, shape (n,)
+        Finite real values; at least one.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` is not 1-D, empty or has non-finite values.
+    """
+    arr = _as_vector(v, "v")
+    text = "\n".join([f"{x:.17g}" for x in arr.tolist()]) + "\n"
+    with _open_write(path) as fh:
+        fh.write(text.encode("ascii"))
+
+
+def check_consistent(X: object, y: object, examples_path: PathLike, labels_path: PathLike) -> None:
+    """Check that an examples file and a labels file describe the same number of examples.
+
+    Parameters
+    ----------
+    X : matrix with ``shape`` attribute
+        Examples as read from ``examples_path``.
+    y : array_like, shape (n_labels,)
+        Labels as read from ``labels_path``.
+    examples_path, labels_path : str or os.PathLike
+        The two files, used in the error message.
+
+    Raises
+    ------
+    FileFormatError
+        ("ragged labels file") naming both files when the numbers of rows differ.
+    ValueError
+        If ``y`` is not 1-D.
+    """
+    n_examples = int(X.shape[0])  # type: ignore[attr-defined]
+    labels = np.asarray(y)
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be 1-D, got shape {labels.shape}")
+    n_labels = int(labels.shape[0])
+    if n_labels != n_examples:
+        ex = os.fsdecode(os.fspath(examples_path))
+        lab = os.fsdecode(os.fspath(labels_path))
+        raise FileFormatError(
+            lab,
+            None,
+            f"ragged labels file: {n_labels} labels in {lab} but {n_examples} examples in {ex}",
+            f"one label per line of {ex}",
+        )

@@ -1,0 +1,156 @@
+"""Shared solvers against independent references on small problems."""
+
+import numpy as np
+import pytest
+import scipy.optimize as so
+import scipy.sparse as sp
+from conftest import dense_with_bias, make_problem
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from semisup.losses import HingeTerms, squared_hinge
+from semisup.regularizers import Ridge
+from semisup.solvers.cgls import cgls
+from semisup.solvers.design import Design
+from semisup.solvers.line_search import exact_line_search
+from semisup.solvers.mfn import l2svm_mfn
+from semisup.solvers.roots import safeguarded_newton
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("parallel", [False, True])
+def test_design_products_match_dense(rng, sparse, parallel):
+    X, _ = make_problem(rng, n=300, d=40, sparse=sparse)
+    Xa = dense_with_bias(X) * np.r_[np.ones(40), 2.5]
+    A = Design(X, intercept_scaling=2.5, parallel=parallel)
+    rows = np.sort(rng.choice(300, 123, replace=False))
+    sub = A.restrict(rows)
+    w, q = rng.normal(size=41), rng.normal(size=123)
+    np.testing.assert_allclose(sub.matvec(w), Xa[rows] @ w, atol=1e-12)
+    np.testing.assert_allclose(sub.rmatvec(q), Xa[rows].T @ q, atol=1e-12)
+    # restriction of a restriction composes the row maps
+    subsub = sub.restrict(np.array([5, 0, 7]))
+    np.testing.assert_allclose(subsub.matvec(w), Xa[rows[[5, 0, 7]]] @ w, atol=1e-12)
+
+
+def test_parallel_kernel_chunks_cover_all_rows(rng):
+    X = sp.random(5000, 50, density=0.5, random_state=3, format="csr")  # > parallel threshold
+    A = Design(X, fit_intercept=False)
+    q = rng.normal(size=5000)
+    np.testing.assert_allclose(A.rmatvec(q), X.T @ q, rtol=1e-10)
+    np.testing.assert_allclose(A.matvec(q[:50]), X @ q[:50], rtol=1e-10)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("seeded", [False, True])
+def test_cgls_equals_dense_solve(rng, sparse, seeded):
+    X, y = make_problem(rng, n=80, d=25, sparse=sparse)
+    rows = np.arange(0, 80, 2)
+    cost = rng.uniform(0.1, 3.0, size=rows.size)
+    lam = 0.3
+    A = Design(X).restrict(rows)
+    x0 = rng.normal(size=26) if seeded else None
+    res = cgls(A, cost, y[rows], Ridge(lam), x0=x0, tol=1e-12, max_iter=1000)
+    Xa = dense_with_bias(X)[rows]
+    exact = np.linalg.solve(lam * np.eye(26) + Xa.T @ (cost[:, None] * Xa), Xa.T @ (cost * y[rows]))
+    assert res.converged
+    np.testing.assert_allclose(res.x, exact, rtol=1e-8, atol=1e-10)
+
+
+def test_cgls_seeding_saves_iterations(rng):
+    X, y = make_problem(rng, n=400, d=60, sparse=True)
+    A, reg, cost = Design(X), Ridge(1e-2), np.ones(400)
+    cold = cgls(A, cost, y, reg, tol=1e-8)
+    y2 = y.copy()
+    y2[:4] *= -1  # a slightly perturbed system, as after a TSVM label switch
+    warm = cgls(A, cost, y2, reg, x0=cold.x, tol=1e-8)
+    fresh = cgls(A, cost, y2, reg, tol=1e-8)
+    assert warm.converged and fresh.converged
+    assert warm.n_iter < fresh.n_iter
+    np.testing.assert_allclose(warm.x, fresh.x, rtol=1e-5, atol=1e-7)
+
+
+def _phi(delta, o, ob, y, c, w, wb, lam):
+    wd = w + delta * (wb - w)
+    od = o + delta * (ob - o)
+    return 0.5 * lam * wd @ wd + 0.5 * np.sum(c * squared_hinge(y * od))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), m=st.integers(1, 40), lam=st.floats(1e-4, 10.0))
+def test_line_search_equals_brute_force(seed, m, lam):
+    rng = np.random.default_rng(seed)
+    o, ob = rng.normal(scale=2, size=m), rng.normal(scale=2, size=m)
+    y = rng.choice([-1.0, 1.0], size=m)
+    c = rng.uniform(0.0, 2.0, size=m)
+    w, wb = rng.normal(size=5), rng.normal(size=5)
+    step = wb - w
+    delta = exact_line_search(o, ob, y, c, lam * w @ step, lam * step @ step)
+    ref = so.minimize_scalar(lambda t: _phi(t, o, ob, y, c, w, wb, lam), bounds=(0, 50),
+                             method="bounded", options={"xatol": 1e-12})
+    phi_d = _phi(delta, o, ob, y, c, w, wb, lam)
+    assert delta >= 0
+    assert phi_d <= ref.fun + 1e-9 * max(1.0, abs(ref.fun))
+    # first-order condition: phi'(delta) = 0 unless the constraint delta >= 0 is active
+    h = 1e-6
+    if delta > h:
+        slope = (_phi(delta + h, o, ob, y, c, w, wb, lam)
+                 - _phi(delta - h, o, ob, y, c, w, wb, lam)) / (2 * h)
+        assert abs(slope) <= 1e-4 * max(1.0, abs(phi_d))
+
+
+def _scipy_l2svm(Xa, y, c, lam):
+    def f(w):
+        m = np.maximum(0.0, 1.0 - y * (Xa @ w))
+        return 0.5 * lam * w @ w + 0.5 * np.sum(c * m * m), lam * w - Xa.T @ (c * m * y)
+
+    res = so.minimize(f, np.zeros(Xa.shape[1]), jac=True, method="L-BFGS-B",
+                      options={"gtol": 1e-13, "ftol": 1e-16, "maxiter": 20000})
+    return res.fun
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("lam", [1e-3, 0.1, 10.0])
+def test_mfn_reaches_scipy_minimum(rng, sparse, lam):
+    X, y = make_problem(rng, n=150, d=20, sparse=sparse)
+    c = rng.uniform(0.5, 2.0, size=150)
+    res = l2svm_mfn(Design(X), HingeTerms(y, c), Ridge(lam))
+    ref = _scipy_l2svm(dense_with_bias(X), y, c, lam)
+    assert res.converged
+    assert (res.objective - ref) / abs(ref) < 1e-8
+    assert np.all(np.diff(res.history) <= 1e-12 * abs(res.history[0]))
+
+
+def test_mfn_kkt_conditions(rng):
+    X, y = make_problem(rng, n=200, d=10)
+    c, lam = np.ones(200), 0.05
+    res = l2svm_mfn(Design(X), HingeTerms(y, c), Ridge(lam), tol=1e-10)
+    Xa = dense_with_bias(X)
+    m = np.maximum(0.0, 1.0 - y * (Xa @ res.w))
+    grad = lam * res.w - Xa.T @ (c * m * y)
+    assert np.linalg.norm(grad) <= 1e-7 * np.linalg.norm(Xa.T @ (c * y))
+
+
+def test_mfn_with_shared_rows_equals_expanded_rows(rng):
+    """Terms sharing a data row (DA's duplicated rows) equal physically duplicated rows."""
+    X, y = make_problem(rng, n=60, d=8)
+    rows = np.concatenate([np.arange(60), np.arange(30)])
+    yy = np.concatenate([y, -y[:30]])
+    c = rng.uniform(0.2, 1.0, size=90)
+    shared = l2svm_mfn(Design(X), HingeTerms(yy, c, rows=rows, n_rows=60), Ridge(0.1), tol=1e-10)
+    copied = l2svm_mfn(Design(np.vstack([X, X[:30]])), HingeTerms(yy, c), Ridge(0.1), tol=1e-10)
+    np.testing.assert_allclose(shared.w, copied.w, rtol=1e-7, atol=1e-9)
+    assert shared.objective == pytest.approx(copied.objective, rel=1e-10)
+
+
+@settings(max_examples=50, deadline=None)
+@given(g=arrays(np.float64, st.integers(1, 50), elements=st.floats(-5, 5)),
+       target=st.floats(-0.9, 0.9))
+def test_safeguarded_newton_finds_root(g, target):
+    def f(x):
+        t = np.tanh(x - g)
+        return float(t.mean()) - target, float((1 - t * t).mean())
+
+    x = safeguarded_newton(f, float(g.min()) - 5, float(g.max()) + 5, tol=1e-12)
+    assert abs(f(x)[0]) <= 1e-10
