@@ -9,8 +9,7 @@ import numpy as np
 from scipy.special import expit, logit, rel_entr, xlogy
 
 from semisup._validation import check_positive
-from semisup.linear._base import LinearSemiSupervisedClassifier
-from semisup.linear._params import SemiSupervisedParams
+from semisup.linear._s3vm import SemiSupervisedLinearSVM
 from semisup.losses import HingeTerms, squared_hinge, transductive_objective
 from semisup.regularizers import Ridge
 from semisup.solvers.mfn import l2svm_mfn
@@ -190,7 +189,7 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
                     n_cg_iter=n_cg, history=history)
 
 
-class DeterministicAnnealingSVM(SemiSupervisedParams, LinearSemiSupervisedClassifier):
+class DeterministicAnnealingSVM(SemiSupervisedLinearSVM):
     """Deterministic annealing semi-supervised linear SVM (DA, SVMlin's ``-A 3``).
 
     Relaxes the unlabeled labels of the TSVM objective to beliefs ``p_j`` with an entropy
@@ -259,20 +258,10 @@ class DeterministicAnnealingSVM(SemiSupervisedParams, LinearSemiSupervisedClassi
         if not self.temperature_decay > 1:
             raise ValueError(f"temperature_decay must be > 1, got {self.temperature_decay!r}")
 
-    def fit(self, X, y):
-        """Fit on ``(X, y)``; rows with ``y == -1`` are the unlabeled data.
+    _algorithm = staticmethod(deterministic_annealing)
 
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y)
-
-    def _fit_binary(self, design, data, y_pm, prior, sample_weight):
-        A = design.restrict(np.concatenate([data.labeled, data.unlabeled]))
-        return deterministic_annealing(
-            A, data.labeled.size, y_pm, self.lam, self.lam_u, self._positive_fraction(prior),
-            temperature_init=self.temperature_init, temperature_decay=self.temperature_decay,
-            max_outer_iter=self.max_outer_iter, max_inner_iter=self.max_inner_iter,
-            kl_tol=self.kl_tol, entropy_tol=self.entropy_tol, verbose=self.verbose,
-            mfn_options=dict(tol=self.tol, max_iter=self.max_iter, max_cg_iter=self.max_cg_iter))
+    def _algorithm_options(self) -> dict:
+        return dict(temperature_init=self.temperature_init,
+                    temperature_decay=self.temperature_decay, max_outer_iter=self.max_outer_iter,
+                    max_inner_iter=self.max_inner_iter, kl_tol=self.kl_tol,
+                    entropy_tol=self.entropy_tol)

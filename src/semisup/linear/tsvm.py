@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from semisup.linear._base import LinearSemiSupervisedClassifier
-from semisup.linear._params import SemiSupervisedParams
+from semisup.linear._s3vm import SemiSupervisedLinearSVM
 from semisup.losses import HingeTerms, transductive_objective
 from semisup.regularizers import Ridge
 from semisup.solvers.mfn import l2svm_mfn
@@ -162,7 +161,7 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
                       n_switches=n_switches, n_cg_iter=n_cg, history=history)
 
 
-class TransductiveSVM(SemiSupervisedParams, LinearSemiSupervisedClassifier):
+class TransductiveSVM(SemiSupervisedLinearSVM):
     """Linear transductive SVM with multiple switching (TSVM, SVMlin's ``-A 2``).
 
     Minimises over ``w`` and the labels ``y'`` of the unlabeled rows
@@ -228,19 +227,8 @@ class TransductiveSVM(SemiSupervisedParams, LinearSemiSupervisedClassifier):
         if not self.lam_u_growth > 1:
             raise ValueError(f"lam_u_growth must be > 1, got {self.lam_u_growth!r}")
 
-    def fit(self, X, y):
-        """Fit on ``(X, y)``; rows with ``y == -1`` are the unlabeled data.
+    _algorithm = staticmethod(transductive_svm)
 
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y)
-
-    def _fit_binary(self, design, data, y_pm, prior, sample_weight):
-        A = design.restrict(np.concatenate([data.labeled, data.unlabeled]))
-        return transductive_svm(
-            A, data.labeled.size, y_pm, self.lam, self.lam_u, self._positive_fraction(prior),
-            max_switches=self.max_switches, lam_u_init=self.lam_u_init,
-            lam_u_growth=self.lam_u_growth, verbose=self.verbose,
-            mfn_options=dict(tol=self.tol, max_iter=self.max_iter, max_cg_iter=self.max_cg_iter))
+    def _algorithm_options(self) -> dict:
+        return dict(max_switches=self.max_switches, lam_u_init=self.lam_u_init,
+                    lam_u_growth=self.lam_u_growth)

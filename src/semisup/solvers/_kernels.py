@@ -28,6 +28,8 @@ def _csr_rows_matvec_par(indptr, indices, data, rows, w, out):
         out[k] = s
 
 
+# The serial twin is a separate function on purpose: numba's on-disk cache keys a function by
+# its code, not by its compile flags, so one body jitted twice would share a cache entry.
 @njit(cache=True, nogil=True)
 def _csr_rows_matvec_ser(indptr, indices, data, rows, w, out):
     for k in range(rows.shape[0]):

@@ -1,0 +1,62 @@
+"""Plumbing shared by the semi-supervised linear SVMs (one definition, one check)."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+
+import numpy as np
+
+from semisup._validation import check_fraction, check_positive
+from semisup.linear._base import LinearSemiSupervisedClassifier
+
+
+class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
+    """Base of TSVM and DA: parameters ``lam``, ``lam_u``, ``positive_fraction``.
+
+    Subclasses name their algorithm (a function of the design with labeled rows first,
+    the number of labeled rows, their +1/-1 labels, ``lam``, ``lam_u`` and ``r``) and the
+    keyword arguments it takes from the estimator's parameters.
+    """
+
+    def _validate_params(self) -> None:
+        check_positive(self.lam, "lam")
+        check_positive(self.lam_u, "lam_u", allow_zero=True)
+        if self.positive_fraction is not None:
+            check_fraction(self.positive_fraction, "positive_fraction")
+
+    def _positive_fraction(self, prior: float) -> float:
+        """``r``: the given fraction, else the class prior among labeled rows (clipped)."""
+        if self.positive_fraction is not None:
+            return float(self.positive_fraction)
+        return min(max(prior, 1e-3), 1 - 1e-3)
+
+    @staticmethod
+    @abstractmethod
+    def _algorithm(A, n_labeled, y_l, lam, lam_u, positive_fraction, **options):
+        """The training algorithm (e.g. :func:`semisup.linear.tsvm.transductive_svm`)."""
+
+    @abstractmethod
+    def _algorithm_options(self) -> dict:
+        """Keyword arguments of ``_algorithm`` taken from the estimator's parameters."""
+
+    def fit(self, X, y):
+        """Fit on ``(X, y)``; rows with ``y == -1`` are the unlabeled data.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y)
+
+    def _fit_binary(self, design, data, y_pm, prior, sample_weight):
+        A = design.restrict(np.concatenate([data.labeled, data.unlabeled]))
+        mfn_options = dict(tol=self.tol, max_iter=self.max_iter, max_cg_iter=self.max_cg_iter)
+        return self._algorithm(A, data.labeled.size, y_pm, self.lam, self.lam_u,
+                               self._positive_fraction(prior), mfn_options=mfn_options,
+                               verbose=self.verbose, **self._algorithm_options())
