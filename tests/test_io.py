@@ -364,6 +364,35 @@ def test_vector_rejects_first_bad_line(
     assert info.value.line == bad + 1
 
 
+FUZZ_ALPHABET = st.sampled_from(
+    [*"0123456789", ":", ":", " ", "\n", ".", "e", "-", "+", "\t", "\r", "#", "n", " 3:", "\n1:"]
+)
+
+
+@SETTINGS
+@given(text=st.lists(FUZZ_ALPHABET, min_size=1, max_size=40).map("".join))
+def test_fast_path_agrees_with_line_parser(workdir: Path, text: str):
+    """On arbitrary near-valid input the readers behave exactly like the line-by-line parser."""
+    from semisup.io import _body, _parse_slow
+
+    path = fresh(workdir)
+    path.write_text(text)
+    body, _ = _body(str(path), text.encode())
+    for labelled, reader in [(False, read_svmlin_examples), (True, read_svmlight)]:
+        try:
+            expected = _parse_slow(str(path), body, labelled=labelled, n_features=None)
+        except FileFormatError as exc:
+            with pytest.raises(FileFormatError) as info:
+                reader(path)
+            assert (info.value.line, info.value.reason) == (exc.line, exc.reason)
+            continue
+        got = reader(path)
+        X, y = got if labelled else (got, expected[1])
+        assert X.shape == expected[0].shape
+        assert (X != expected[0]).nnz == 0
+        assert np.array_equal(y, expected[1])
+
+
 # ----------------------------------------------------------------------------------------------
 # explicit cases
 # ----------------------------------------------------------------------------------------------

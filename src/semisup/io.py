@@ -470,7 +470,7 @@ def read_svmlight(
 # --------------------------------------------------------------------------------------------
 
 
-def _read_numbers(name: str, body: bytes, valid: np.ndarray | None) -> np.ndarray | None:
+def _read_numbers(body: bytes, valid: np.ndarray | None) -> np.ndarray | None:
     """Fast path for one-number-per-line files; None when the slow path must decide."""
     if body.translate(None, _NUMBER_CHARS):
         return None
@@ -509,7 +509,7 @@ def read_svmlin_labels(path: PathLike) -> np.ndarray:
     name, data = _read_bytes(path)
     body, _ = _body(name, data)
     allowed = np.array([-1.0, 0.0, 1.0])
-    out = _read_numbers(name, body, allowed)
+    out = _read_numbers(body, allowed)
     if out is not None:
         return out
     for lineno, line in enumerate(_iter_lines(body), start=1):
@@ -552,7 +552,7 @@ def read_vector(path: PathLike) -> np.ndarray:
     """
     name, data = _read_bytes(path)
     body, _ = _body(name, data)
-    out = _read_numbers(name, body, None)
+    out = _read_numbers(body, None)
     if out is not None:
         return out
     expected = "one finite number per line"
@@ -757,9 +757,12 @@ def check_consistent(X: object, y: object, examples_path: PathLike, labels_path:
     FileFormatError
         ("ragged labels file") naming both files when the numbers of rows differ.
     ValueError
-        If ``y`` is not 1-D.
+        If ``X`` is not 2-D or ``y`` is not 1-D.
     """
-    n_examples = int(X.shape[0])  # type: ignore[attr-defined]
+    shape = X.shape if hasattr(X, "shape") else np.shape(X)
+    if len(shape) != 2:
+        raise ValueError(f"examples must be 2-D, got shape {tuple(shape)}")
+    n_examples = int(shape[0])
     labels = np.asarray(y)
     if labels.ndim != 1:
         raise ValueError(f"labels must be 1-D, got shape {labels.shape}")
