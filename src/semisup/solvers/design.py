@@ -38,9 +38,9 @@ class Design:
             X = sp.csr_matrix(X, dtype=np.float64)
             if not X.has_sorted_indices:
                 X.sort_indices()
-            self._indptr = X.indptr.astype(np.int64, copy=False)
-            self._indices = X.indices.astype(np.int64, copy=False)
-            self._data = X.data
+            # int32 or int64 index arrays are used as they are (numba specialises on either):
+            # a widening copy would cost more memory than the data
+            self._indptr, self._indices, self._data = X.indptr, X.indices, X.data
         else:
             X = np.ascontiguousarray(X, dtype=np.float64)
         self.X = X
