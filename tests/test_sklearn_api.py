@@ -2,7 +2,14 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from semisup import L2SVM, DeterministicAnnealingSVM, RLSClassifier, TransductiveSVM
+from semisup import (
+    L2SVM,
+    DeterministicAnnealingSVM,
+    LinearLapRLS,
+    LinearLapSVM,
+    RLSClassifier,
+    TransductiveSVM,
+)
 
 _MINUS_ONE = ("y == -1 marks unlabeled rows (the sklearn.semi_supervised convention), so the "
               "check's class label -1 cannot be a class")
@@ -15,7 +22,8 @@ EXPECTED = {
 
 
 @parametrize_with_checks(
-    [L2SVM(), RLSClassifier(), TransductiveSVM(), DeterministicAnnealingSVM()],
+    [L2SVM(), RLSClassifier(), TransductiveSVM(), DeterministicAnnealingSVM(), LinearLapRLS(),
+     LinearLapSVM()],
     expected_failed_checks=lambda est: {
         k: v for k, v in EXPECTED.items() if "sample_weight" not in k
         or isinstance(est, L2SVM)},

@@ -3,8 +3,16 @@
 Estimators follow scikit-learn: ``fit(X, y)`` with ``y == -1`` marking unlabeled rows.
 """
 
-from semisup.linear import L2SVM, DeterministicAnnealingSVM, RLSClassifier, TransductiveSVM
+from semisup.linear import (
+    L2SVM,
+    DeterministicAnnealingSVM,
+    LinearLapRLS,
+    LinearLapSVM,
+    RLSClassifier,
+    TransductiveSVM,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["L2SVM", "RLSClassifier", "TransductiveSVM", "DeterministicAnnealingSVM"]
+__all__ = ["L2SVM", "RLSClassifier", "TransductiveSVM", "DeterministicAnnealingSVM",
+           "LinearLapRLS", "LinearLapSVM"]

@@ -26,8 +26,26 @@ class LinearSemiSupervisedClassifier(LinearClassifierMixin, ClassifierMixin, Bas
 
     @abstractmethod
     def _fit_binary(self, design: Design, data, y_pm: np.ndarray, positive_fraction: float,
-                    sample_weight: np.ndarray | None):
-        """Fit one binary problem (``y_pm`` are the +1/-1 targets of the labeled rows)."""
+                    sample_weight: np.ndarray | None, context=None, seed=None):
+        """Fit one binary problem (``y_pm`` are the +1/-1 targets of the labeled rows).
+
+        ``context`` is what :meth:`_prepare` computed once for all binary problems;
+        ``seed`` the previous solution of this problem when ``warm_start`` applies.
+        """
+
+    def _prepare(self, design: Design, data):
+        """Work shared by the binary problems of one fit (e.g. a graph); ``None`` by default."""
+        return None
+
+    def _seeds(self, design: Design, data, n_problems: int) -> list:
+        """Previous weights to seed each binary problem with (``warm_start=True``)."""
+        if not getattr(self, "warm_start", False) or not hasattr(self, "coef_") or \
+                self.coef_.shape != (n_problems, design.n_features) or \
+                not np.array_equal(getattr(self, "classes_", None), data.classes):
+            return [None] * n_problems
+        tail = self.intercept_[:, None] / design.intercept_scaling if design.fit_intercept \
+            else np.empty((n_problems, 0))
+        return list(np.hstack([self.coef_, tail]))
 
     def _validate_params_common(self) -> None:
         check_positive(self.intercept_scaling, "intercept_scaling")
@@ -54,13 +72,16 @@ class LinearSemiSupervisedClassifier(LinearClassifierMixin, ClassifierMixin, Bas
         design = Design(data.X, self.fit_intercept, self.intercept_scaling)
         n_classes = data.classes.size
         positives = [1] if n_classes == 2 else list(range(n_classes))
+        context = self._prepare(design, data)
+        seeds = self._seeds(design, data, len(positives))
         results = []
-        for k in positives:
+        for k, seed in zip(positives, seeds, strict=True):
             if self.verbose and n_classes > 2:
                 print(f"[{type(self).__name__}] class {data.classes[k]!r} vs rest")
             y_pm = data.binary_targets(k)
             prior = float(np.mean(y_pm > 0))
-            results.append(self._fit_binary(design, data, y_pm, prior, sample_weight))
+            results.append(self._fit_binary(design, data, y_pm, prior, sample_weight,
+                                            context=context, seed=seed))
         coefs, intercepts = zip(*(design.weights_to_coef(r.w) for r in results), strict=True)
         self.classes_ = data.classes
         self.coef_ = np.vstack(coefs)

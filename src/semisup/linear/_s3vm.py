@@ -54,7 +54,7 @@ class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
         """
         return self._fit(X, y)
 
-    def _fit_binary(self, design, data, y_pm, prior, sample_weight):
+    def _fit_binary(self, design, data, y_pm, prior, sample_weight, context=None, seed=None):
         A = design.restrict(np.concatenate([data.labeled, data.unlabeled]))
         mfn_options = dict(tol=self.tol, max_iter=self.max_iter, max_cg_iter=self.max_cg_iter)
         return self._algorithm(A, data.labeled.size, y_pm, self.lam, self.lam_u,

@@ -96,7 +96,8 @@ class L2SVM(_SupervisedLinear):
         Full solver output, including objective histories and CG iteration counts.
     """
 
-    def _fit_binary(self, design, data, y_pm, positive_fraction, sample_weight):
+    def _fit_binary(self, design, data, y_pm, positive_fraction, sample_weight, context=None,
+                    seed=None):
         A = design.restrict(data.labeled)
         terms = HingeTerms(y_pm, _example_costs(self, data, y_pm, sample_weight))
         return l2svm_mfn(A, terms, Ridge(self.lam), tol=self.tol, max_iter=self.max_iter,
@@ -110,7 +111,8 @@ class RLSClassifier(_SupervisedLinear):
     with targets ``+1/-1``.  Parameters as :class:`L2SVM`; ``max_iter`` is unused.
     """
 
-    def _fit_binary(self, design, data, y_pm, positive_fraction, sample_weight):
+    def _fit_binary(self, design, data, y_pm, positive_fraction, sample_weight, context=None,
+                    seed=None):
         A = design.restrict(data.labeled)
         cost = _example_costs(self, data, y_pm, sample_weight)
         reg = Ridge(self.lam)

@@ -116,6 +116,18 @@ class Design:
             out[self.n_features] = self.intercept_scaling * q.sum()
         return out
 
+    def materialize(self):
+        """The operator's rows as an explicit matrix (CSR or dense), intercept column included.
+
+        A copy of the data: only for direct solvers on small ``d``.
+        """
+        X = self.X[self.rows]
+        if not self.fit_intercept:
+            return X
+        col = np.full((self.n_rows, 1), self.intercept_scaling)
+        return sp.hstack([X, sp.csr_matrix(col)], format="csr") if self.sparse \
+            else np.hstack([X, col])
+
     def weights_to_coef(self, w: np.ndarray) -> tuple[np.ndarray, float]:
         """Split the weight vector into ``(coef, intercept)`` in the units of ``X``."""
         coef = np.asarray(w[: self.n_features]).copy()

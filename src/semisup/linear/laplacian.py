@@ -1,0 +1,313 @@
+"""Linear manifold regularization: linear LapRLS and linear LapSVM.
+
+Sindhwani, Niyogi, Belkin & Keerthi (2005), eq. 2:
+
+    min_w  gamma_A ||w||^2 + gamma_I s (Xw)^T L^p (Xw) + (1/l) sum_i V(y_i, w^T x_i)
+
+over all ``n = l + u`` rows ``X`` (graph term) and the ``l`` labeled rows (loss), with
+``s`` the graph scale (``1/n^2`` by default, as the kernel version).  Multiplying by
+``l/2`` gives the form of every solver in the library,
+
+    (1/2) w^T R w + (1/2) sum_i V_i,    R = l gamma_A I + l gamma_I s X^T L^p X,
+
+so that linear LapRLS is one CGLS solve of eq. 3 (``R`` applied as an operator, never
+formed) and linear LapSVM with the squared hinge is L2-SVM-MFN with ``R`` as regulariser
+(the Laplacian L2-SVM-MFN).  For small ``d`` the direct routes form ``R``: a Cholesky
+solve (LapRLS) or the change of variables ``T^2 = gamma_A I + gamma_I s X^T L^p X``, an
+SVM on the labeled rows preprocessed by ``T^-1``, then ``w = T^-1 w~`` (LapSVM).  The bias
+is one more weight on a constant feature, regularised by ``gamma_A`` as in SVMlin (the
+constant lies in the null space of ``L``, so the graph term leaves it alone).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+from sklearn.svm import LinearSVC
+
+from semisup._validation import check_positive
+from semisup.graph import adjacency_graph, graph_scale, laplacian
+from semisup.linear._base import LinearSemiSupervisedClassifier
+from semisup.losses import HingeTerms, squared_hinge
+from semisup.regularizers import GraphRidge, Ridge
+from semisup.solvers.cgls import cgls
+from semisup.solvers.design import Design
+from semisup.solvers.mfn import MFNResult, l2svm_mfn
+
+DIRECT_MAX_WEIGHTS = 2000  # 'auto' forms R densely up to this many weights
+
+
+@dataclass
+class _GraphContext:
+    """What one fit shares across its binary problems."""
+
+    reg: GraphRidge
+    n_labeled: int
+    solver: str
+    dense_R: np.ndarray | None = None
+    factor: object = None
+
+
+class _LinearManifoldBase(LinearSemiSupervisedClassifier):
+    """Graph construction, the regulariser ``R`` and parameter checks shared by both."""
+
+    _solvers = ("auto", "direct", "cg")
+    _dense_solver, _iterative_solver = "direct", "cg"
+
+    def __init__(self, gamma_A: float = 1e-2, gamma_I: float = 1.0, n_neighbors: int = 10,
+                 metric: str = "euclidean", graph_weight: str = "heat",
+                 laplacian_kind: str = "unnormalized", laplacian_power: int = 1,
+                 graph_scale: str = "n2", graph_method: str = "auto", graph=None,
+                 solver: str = "auto", fit_intercept: bool = True, intercept_scaling: float = 1.0,
+                 tol: float = 1e-6, max_iter: int = 50, max_cg_iter: int = 10_000,
+                 warm_start: bool = False, random_state: int | None = None, verbose: int = 0):
+        self.gamma_A = gamma_A
+        self.gamma_I = gamma_I
+        self.n_neighbors = n_neighbors
+        self.metric = metric
+        self.graph_weight = graph_weight
+        self.laplacian_kind = laplacian_kind
+        self.laplacian_power = laplacian_power
+        self.graph_scale = graph_scale
+        self.graph_method = graph_method
+        self.graph = graph
+        self.solver = solver
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_cg_iter = max_cg_iter
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _validate_params(self) -> None:
+        check_positive(self.gamma_A, "gamma_A")
+        check_positive(self.gamma_I, "gamma_I", allow_zero=True)
+        if self.solver not in self._solvers:
+            raise ValueError(f"solver must be one of {self._solvers}, got {self.solver!r}")
+
+    def fit(self, X, y):
+        """Fit on ``(X, y)``; rows with ``y == -1`` are unlabeled (they enter the graph).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y)
+
+    def _graph_laplacian(self, X) -> sp.csr_matrix:
+        n = X.shape[0]
+        if self.graph is None:
+            k = self.n_neighbors
+            if isinstance(k, (int, np.integer)) and k >= n > 1:
+                warnings.warn(f"n_neighbors={k} >= n_samples={n}: using {n - 1}", UserWarning,
+                              stacklevel=4)
+                k = n - 1
+            W = adjacency_graph(X, n_neighbors=k, metric=self.metric,
+                                weight=self.graph_weight, method=self.graph_method,
+                                random_state=self.random_state)
+        else:
+            W = sp.csr_matrix(self.graph, dtype=np.float64)
+            if W.shape != (n, n):
+                raise ValueError(f"graph must be an (n_samples, n_samples) = ({n}, {n}) "
+                                 f"adjacency matrix, got shape {W.shape}")
+            if abs(W - W.T).max() > 1e-10 * max(1.0, abs(W).max()) or (W.data < 0).any():
+                raise ValueError("graph must be symmetric with non-negative weights")
+        self.adjacency_ = W
+        return laplacian(W, kind=self.laplacian_kind, power=1), W
+
+    def _prepare(self, design: Design, data) -> _GraphContext:
+        L, W = self._graph_laplacian(data.X)
+        l, n = data.labeled.size, data.X.shape[0]
+        scale = graph_scale(W, n, self.graph_scale)
+        reg = GraphRidge(l * self.gamma_A, l * self.gamma_I * scale, design, L,
+                         power=self.laplacian_power)
+        solver = self.solver
+        if solver == "auto":
+            solver = self._dense_solver if design.n_weights <= DIRECT_MAX_WEIGHTS \
+                else self._iterative_solver
+        ctx = _GraphContext(reg=reg, n_labeled=l, solver=solver)
+        if solver == self._dense_solver:
+            ctx.dense_R = reg.dense()
+        return ctx
+
+    def _paper_objective(self, res, l: int):
+        """Report the objective on the paper's scale (eq. 2): ``(2/l)`` times the solver's."""
+        res.objective = 2.0 * res.objective / l
+        return res
+
+
+class LinearLapRLS(_LinearManifoldBase):
+    """Linear Laplacian regularized least squares (Sindhwani et al. 2005, eq. 3).
+
+    Solves ``(X_l^T X_l + gamma_A l I + gamma_I l s X^T L^p X) w = X_l^T Y`` by conjugate
+    gradients with the matrix never formed (each product costs ``O(nnz(X) + p nnz(L))``),
+    or by a Cholesky factorisation shared by all classes when ``d`` is small.
+
+    Parameters
+    ----------
+    gamma_A : float, default=1e-2
+        Ambient (ridge) regularisation.
+    gamma_I : float, default=1.0
+        Intrinsic (graph) regularisation; multiplied by the graph scale ``s``.
+    n_neighbors : int, default=10
+        ``k`` of the kNN graph over labeled and unlabeled rows.
+    metric : {'euclidean', 'cosine'}, default='euclidean'
+        Use ``'cosine'`` for text.
+    graph_weight : {'heat', 'binary', 'cosine'}, default='heat'
+    laplacian_kind : {'unnormalized', 'normalized'}, default='unnormalized'
+    laplacian_power : int, default=1
+        ``p`` of the iterated Laplacian ``L^p`` (applied ``p`` times, never formed, by CG).
+    graph_scale : {'n2', 'sum', 'none'}, default='n2'
+        ``s = 1/n^2``, ``1/sum(W)`` or 1.
+    graph_method : {'auto', 'exact', 'approximate'}, default='auto'
+        Nearest-neighbour search (approximate NN-descent from 20,000 rows with 'auto').
+    graph : sparse matrix of shape (n_samples, n_samples), optional
+        A precomputed symmetric adjacency matrix instead of the kNN graph.
+    solver : {'auto', 'direct', 'cg'}, default='auto'
+        'direct' forms the ``d x d`` system (``d <= 2000`` with 'auto').
+    fit_intercept, intercept_scaling, tol, max_cg_iter : as :class:`semisup.L2SVM`.
+    max_iter : int, default=50
+        Unused (kept for a uniform interface).
+    warm_start : bool, default=False
+        Seed CG with the previous solution when refitting (e.g. along a grid of
+        ``gamma_A`` / ``gamma_I``).
+    random_state : int, optional
+        Seed of the approximate neighbour search.
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_, transduction_ : as the other linear estimators.
+    objective_ : float or ndarray
+        Eq. 2 at the solution.
+    adjacency_ : sparse matrix
+        The graph used.
+    fit_results_ : list of MFNResult
+        With ``n_cg_iter`` (0 for the direct solver).
+    """
+
+    def _fit_binary(self, design, data, y_pm, prior, sample_weight, context=None, seed=None):
+        A = design.restrict(data.labeled)
+        l = data.labeled.size
+        ones = np.ones(l)
+        if context.solver == "direct":
+            if context.factor is None:
+                Xl = A.materialize()
+                G = Xl.T @ Xl
+                G = G.toarray() if sp.issparse(G) else np.asarray(G)
+                context.factor = sla.cho_factor(context.dense_R + G)
+            w = sla.cho_solve(context.factor, A.rmatvec(y_pm))
+            n_cg, converged = 0, True
+        else:
+            res = cgls(A, ones, y_pm, context.reg, x0=seed, tol=self.tol,
+                       max_iter=self.max_cg_iter)
+            w, n_cg, converged = res.x, res.n_iter, res.converged
+        o = A.matvec(w)
+        objective = context.reg.value(w) + 0.5 * float(np.sum((y_pm - o) ** 2))
+        res = MFNResult(w=w, outputs=o, objective=objective, n_iter=max(n_cg, 1),
+                        n_cg_iter=n_cg, converged=converged, history=[objective])
+        return self._paper_objective(res, l)
+
+
+class LinearLapSVM(_LinearManifoldBase):
+    """Linear Laplacian SVM (Sindhwani et al. 2005, section 4.2), both routes of the paper.
+
+    * ``solver='mfn'`` (large sparse ``d``): the Laplacian L2-SVM-MFN — the modified finite
+      Newton method whose Newton systems ``[R + X_j^T X_j] w = X_j^T Y_j`` include the graph
+      term, solved by the shared CGLS (squared hinge loss).
+    * ``solver='transform'`` (small ``d``): ``T^2 = gamma_A I + gamma_I s X^T L^p X``; an SVM
+      on the labeled rows preprocessed by ``T^-1`` (L2-SVM-MFN for the squared hinge,
+      liblinear for the hinge), then ``w = T^-1 w~``.
+
+    With the squared hinge both routes solve the same problem and agree.  Parameters as
+    :class:`LinearLapRLS`, plus:
+
+    Parameters
+    ----------
+    loss : {'squared_hinge', 'hinge'}, default='squared_hinge'
+        ``'hinge'`` needs ``solver='transform'`` (or 'auto' with small ``d``).
+    solver : {'auto', 'transform', 'mfn'}, default='auto'
+        'auto': 'transform' when ``d <= 2000``, else 'mfn'.
+    """
+
+    _solvers = ("auto", "transform", "mfn")
+    _dense_solver, _iterative_solver = "transform", "mfn"
+
+    def __init__(self, gamma_A: float = 1e-2, gamma_I: float = 1.0, loss: str = "squared_hinge",
+                 n_neighbors: int = 10, metric: str = "euclidean", graph_weight: str = "heat",
+                 laplacian_kind: str = "unnormalized", laplacian_power: int = 1,
+                 graph_scale: str = "n2", graph_method: str = "auto", graph=None,
+                 solver: str = "auto", fit_intercept: bool = True, intercept_scaling: float = 1.0,
+                 tol: float = 1e-6, max_iter: int = 50, max_cg_iter: int = 10_000,
+                 warm_start: bool = False, random_state: int | None = None, verbose: int = 0):
+        super().__init__(gamma_A=gamma_A, gamma_I=gamma_I, n_neighbors=n_neighbors,
+                         metric=metric, graph_weight=graph_weight,
+                         laplacian_kind=laplacian_kind, laplacian_power=laplacian_power,
+                         graph_scale=graph_scale, graph_method=graph_method, graph=graph,
+                         solver=solver, fit_intercept=fit_intercept,
+                         intercept_scaling=intercept_scaling, tol=tol, max_iter=max_iter,
+                         max_cg_iter=max_cg_iter, warm_start=warm_start,
+                         random_state=random_state, verbose=verbose)
+        self.loss = loss
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        if self.loss not in ("squared_hinge", "hinge"):
+            raise ValueError(f"loss must be 'squared_hinge' or 'hinge', got {self.loss!r}")
+        if self.loss == "hinge" and self.solver == "mfn":
+            raise ValueError("loss='hinge' needs solver='transform' (the finite Newton method "
+                             "is for the squared hinge)")
+
+    def _prepare(self, design, data):
+        ctx = super()._prepare(design, data)
+        if ctx.solver == "mfn" and self.loss == "hinge":
+            raise ValueError(f"loss='hinge' needs solver='transform', which forms a "
+                             f"{design.n_weights} x {design.n_weights} matrix; use "
+                             "loss='squared_hinge' for large d")
+        if ctx.solver == "transform":
+            # T^2 = R / l; T^-1 from its eigendecomposition (symmetric positive definite)
+            evals, evecs = np.linalg.eigh(ctx.dense_R / ctx.n_labeled)
+            ctx.factor = (evecs / np.sqrt(evals)) @ evecs.T
+        return ctx
+
+    def _fit_binary(self, design, data, y_pm, prior, sample_weight, context=None, seed=None):
+        A = design.restrict(data.labeled)
+        l = data.labeled.size
+        terms = HingeTerms(y_pm, np.ones(l))
+        mfn_opts = dict(tol=self.tol, max_iter=self.max_iter, max_cg_iter=self.max_cg_iter,
+                        verbose=self.verbose)
+        if context.solver == "mfn":
+            res = l2svm_mfn(A, terms, context.reg, w0=seed, **mfn_opts)
+            return self._paper_objective(res, l)
+        T_inv = context.factor
+        Xt = A.materialize() @ T_inv          # l x d: the labeled rows in the new variables
+        Xt = np.asarray(Xt)
+        if self.loss == "squared_hinge":
+            At = Design(Xt, fit_intercept=False)
+            inner = l2svm_mfn(At, terms, Ridge(float(l)), **mfn_opts)
+            w_t, n_iter = inner.w, inner.n_iter
+        else:
+            # (l/2)||w~||^2 + (1/2) sum hinge, divided by l: liblinear's form with C = 1/(2l)
+            svc = LinearSVC(loss="hinge", C=0.5 / l, fit_intercept=False, tol=self.tol,
+                            max_iter=100_000, dual=True).fit(Xt, y_pm)
+            w_t, n_iter = svc.coef_.ravel(), int(np.max(svc.n_iter_))
+        w = T_inv @ w_t
+        o = A.matvec(w)
+        loss_terms = squared_hinge(y_pm * o) if self.loss == "squared_hinge" \
+            else np.maximum(0.0, 1.0 - y_pm * o)
+        objective = context.reg.value(w) + 0.5 * float(np.sum(loss_terms))
+        res = MFNResult(w=w, outputs=o, objective=objective, n_iter=n_iter, n_cg_iter=0,
+                        converged=True, history=[objective])
+        return self._paper_objective(res, l)
