@@ -156,3 +156,24 @@ def test_multiclass(rng):
         est.fit(X, y)
         assert est.coef_.shape == (3, 2)
         assert np.mean(est.predict(X) == y_true) > 0.9
+
+
+@pytest.mark.filterwarnings("ignore::semisup.graph.GraphWarning")
+@pytest.mark.parametrize("cls_name", ["TransductiveSVM", "DeterministicAnnealingSVM"])
+def test_graph_term_on_top_of_s3vm_losses(cls_name):
+    """gamma_I adds the graph regulariser to TSVM / DA through the same solver."""
+    import semisup
+
+    cls = getattr(semisup, cls_name)
+    X, y, y_true = parallel_lines(np.random.default_rng(4))
+    plain = cls(lam=1e-2).fit(X, y)
+    same = cls(lam=1e-2, gamma_I=0.0, graph=adjacency_graph(X, 10, warn=False)).fit(X, y)
+    np.testing.assert_array_equal(plain.coef_, same.coef_)
+    lap = cls(lam=1e-2, gamma_I=1e5).fit(X, y)
+    unl = y == -1
+    assert np.mean(lap.transduction_[unl] == y_true[unl]) > 0.98
+    if cls_name == "TransductiveSVM":  # objective still monotone at fixed lam_u'
+        hist = lap.fit_results_[0].history
+        for prev, cur in zip(hist, hist[1:], strict=False):
+            if prev["lam_u"] == cur["lam_u"]:
+                assert cur["objective"] <= prev["objective"] * (1 + 1e-10)

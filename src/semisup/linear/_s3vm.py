@@ -8,6 +8,7 @@ import numpy as np
 
 from semisup._validation import check_fraction, check_positive
 from semisup.linear._base import LinearSemiSupervisedClassifier
+from semisup.regularizers import GraphRidge
 
 
 class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
@@ -21,6 +22,7 @@ class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
     def _validate_params(self) -> None:
         check_positive(self.lam, "lam")
         check_positive(self.lam_u, "lam_u", allow_zero=True)
+        check_positive(self.gamma_I, "gamma_I", allow_zero=True)
         if self.positive_fraction is not None:
             check_fraction(self.positive_fraction, "positive_fraction")
 
@@ -54,9 +56,20 @@ class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
         """
         return self._fit(X, y)
 
+    def _prepare(self, design, data):
+        """With ``gamma_I > 0``: the regulariser ``lam I + gamma_I/n^2 X^T L X`` (graph + S3VM)."""
+        if not self.gamma_I:
+            return None
+        from semisup.linear.laplacian import graph_laplacian
+
+        L, W = graph_laplacian(data.X, graph=self.graph)
+        self.adjacency_ = W
+        n = data.X.shape[0]
+        return GraphRidge(self.lam, self.gamma_I / n ** 2, design, L)
+
     def _fit_binary(self, design, data, y_pm, prior, sample_weight, context=None, seed=None):
         A = design.restrict(np.concatenate([data.labeled, data.unlabeled]))
         mfn_options = dict(tol=self.tol, max_iter=self.max_iter, max_cg_iter=self.max_cg_iter)
         return self._algorithm(A, data.labeled.size, y_pm, self.lam, self.lam_u,
                                self._positive_fraction(prior), mfn_options=mfn_options,
-                               verbose=self.verbose, **self._algorithm_options())
+                               verbose=self.verbose, reg=context, **self._algorithm_options())

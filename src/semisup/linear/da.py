@@ -105,7 +105,7 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
                             temperature_decay: float = 1.5, max_outer_iter: int = 30,
                             max_inner_iter: int = 100, kl_tol: float = 1e-6,
                             entropy_tol: float = 1e-6, mfn_options: dict | None = None,
-                            verbose: int = 0) -> DAResult:
+                            reg=None, verbose: int = 0) -> DAResult:
     """DA for semi-supervised L2-SVMs: track the minimiser of eq. 6 as ``T`` decreases.
 
     For each temperature, alternate the p-step (:func:`optimal_beliefs`) and the w-step
@@ -130,12 +130,15 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
     max_outer_iter, max_inner_iter : int
     kl_tol, entropy_tol : float
     mfn_options : dict
+    reg : regulariser, optional
+        ``Ridge(lam)`` by default; a :class:`semisup.regularizers.GraphRidge` adds a graph
+        term (manifold regularization on top of the S3VM loss).
     verbose : int
     """
     opts = dict(mfn_options or {})
     l = n_labeled
     u = A.n_rows - l
-    reg = Ridge(lam)
+    reg = Ridge(lam) if reg is None else reg
     sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, np.full(l, 1.0 / l)), reg, **opts)
     w = sup.w
     o = A.matvec(w)
@@ -217,6 +220,12 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVM):
         Inner loop stops when ``KL(p, q) < u kl_tol``.
     entropy_tol : float, default=1e-6
         Annealing stops when ``H(p) < u entropy_tol``.
+    gamma_I : float, default=0.0
+        Weight of a graph (manifold) regulariser ``(gamma_I / 2n^2) (Xw)^T L (Xw)`` added to
+        the objective; 0 is the paper's method.
+    graph : sparse matrix of shape (n_samples, n_samples), optional
+        Adjacency for the graph term (e.g. ``semisup.graph.adjacency_graph(X, 10,
+        metric='cosine')`` for text); a 10-NN heat-kernel graph when omitted.
     fit_intercept, intercept_scaling, tol, max_iter, max_cg_iter, verbose :
         As :class:`L2SVM`.
 
@@ -233,7 +242,8 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVM):
                  positive_fraction: float | None = None, temperature_init: float | None = None,
                  temperature_decay: float = 1.5, max_outer_iter: int = 30,
                  max_inner_iter: int = 100, kl_tol: float = 1e-6, entropy_tol: float = 1e-6,
-                 fit_intercept: bool = True, intercept_scaling: float = 1.0, tol: float = 1e-6,
+                 gamma_I: float = 0.0, graph=None, fit_intercept: bool = True,
+                 intercept_scaling: float = 1.0, tol: float = 1e-6,
                  max_iter: int = 50, max_cg_iter: int = 10_000, verbose: int = 0):
         self.lam = lam
         self.lam_u = lam_u
@@ -244,6 +254,8 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVM):
         self.max_inner_iter = max_inner_iter
         self.kl_tol = kl_tol
         self.entropy_tol = entropy_tol
+        self.gamma_I = gamma_I
+        self.graph = graph
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.tol = tol

@@ -41,6 +41,32 @@ from semisup.solvers.mfn import MFNResult, l2svm_mfn
 DIRECT_MAX_WEIGHTS = 2000  # 'auto' forms R densely up to this many weights
 
 
+def graph_laplacian(X, graph=None, n_neighbors: int = 10, metric: str = "euclidean",
+                    weight: str = "heat", kind: str = "unnormalized", method: str = "auto",
+                    random_state: int | None = None) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Laplacian and adjacency of the data graph, or of a precomputed adjacency ``graph``.
+
+    ``n_neighbors`` is lowered to ``n - 1`` (with a warning) on tiny data sets.
+    """
+    n = X.shape[0]
+    if graph is None:
+        k = n_neighbors
+        if isinstance(k, (int, np.integer)) and k >= n > 1:
+            warnings.warn(f"n_neighbors={k} >= n_samples={n}: using {n - 1}", UserWarning,
+                          stacklevel=4)
+            k = n - 1
+        W = adjacency_graph(X, n_neighbors=k, metric=metric, weight=weight, method=method,
+                            random_state=random_state)
+    else:
+        W = sp.csr_matrix(graph, dtype=np.float64)
+        if W.shape != (n, n):
+            raise ValueError(f"graph must be an (n_samples, n_samples) = ({n}, {n}) adjacency "
+                             f"matrix, got shape {W.shape}")
+        if abs(W - W.T).max() > 1e-10 * max(1.0, abs(W).max()) or (W.data < 0).any():
+            raise ValueError("graph must be symmetric with non-negative weights")
+    return laplacian(W, kind=kind, power=1), W
+
+
 @dataclass
 class _GraphContext:
     """What one fit shares across its binary problems."""
@@ -106,26 +132,13 @@ class _LinearManifoldBase(LinearSemiSupervisedClassifier):
         """
         return self._fit(X, y)
 
-    def _graph_laplacian(self, X) -> sp.csr_matrix:
-        n = X.shape[0]
-        if self.graph is None:
-            k = self.n_neighbors
-            if isinstance(k, (int, np.integer)) and k >= n > 1:
-                warnings.warn(f"n_neighbors={k} >= n_samples={n}: using {n - 1}", UserWarning,
-                              stacklevel=4)
-                k = n - 1
-            W = adjacency_graph(X, n_neighbors=k, metric=self.metric,
-                                weight=self.graph_weight, method=self.graph_method,
-                                random_state=self.random_state)
-        else:
-            W = sp.csr_matrix(self.graph, dtype=np.float64)
-            if W.shape != (n, n):
-                raise ValueError(f"graph must be an (n_samples, n_samples) = ({n}, {n}) "
-                                 f"adjacency matrix, got shape {W.shape}")
-            if abs(W - W.T).max() > 1e-10 * max(1.0, abs(W).max()) or (W.data < 0).any():
-                raise ValueError("graph must be symmetric with non-negative weights")
+    def _graph_laplacian(self, X):
+        L, W = graph_laplacian(X, graph=self.graph, n_neighbors=self.n_neighbors,
+                               metric=self.metric, weight=self.graph_weight,
+                               kind=self.laplacian_kind, method=self.graph_method,
+                               random_state=self.random_state)
         self.adjacency_ = W
-        return laplacian(W, kind=self.laplacian_kind, power=1), W
+        return L, W
 
     def _prepare(self, design: Design, data) -> _GraphContext:
         L, W = self._graph_laplacian(data.X)

@@ -90,7 +90,7 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
                      positive_fraction: float, max_switches: int | None = None,
                      lam_u_init: float = 1e-5, lam_u_growth: float = 1.5,
                      mfn_options: dict | None = None, max_rounds: int = 100_000,
-                     verbose: int = 0) -> TSVMResult:
+                     reg=None, verbose: int = 0) -> TSVMResult:
     """Transductive L2-SVM-MFN with multiple switching.
 
     Parameters
@@ -114,13 +114,16 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
         Passed to :func:`semisup.solvers.mfn.l2svm_mfn`.
     max_rounds : int
         Safety bound on switching rounds per value of ``lambda'``.
+    reg : regulariser, optional
+        ``R`` of the objective; ``Ridge(lam)`` by default, a
+        :class:`semisup.regularizers.GraphRidge` adds a graph term.
     verbose : int
         Progress to stderr.
     """
     opts = dict(mfn_options or {})
     l = n_labeled
     u = A.n_rows - l
-    reg = Ridge(lam)
+    reg = Ridge(lam) if reg is None else reg
     sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, np.full(l, 1.0 / l)), reg, **opts)
     w = sup.w
     o = A.matvec(w)
@@ -186,6 +189,12 @@ class TransductiveSVM(SemiSupervisedLinearSVM):
         ``S = max``.
     lam_u_init : float, default=1e-5
     lam_u_growth : float, default=1.5
+    gamma_I : float, default=0.0
+        Weight of a graph (manifold) regulariser ``(gamma_I / 2n^2) (Xw)^T L (Xw)`` added to
+        the objective; 0 is the paper's method.
+    graph : sparse matrix of shape (n_samples, n_samples), optional
+        Adjacency for the graph term (e.g. ``semisup.graph.adjacency_graph(X, 10,
+        metric='cosine')`` for text); a 10-NN heat-kernel graph when omitted.
     fit_intercept, intercept_scaling, tol, max_iter, max_cg_iter, verbose :
         As :class:`L2SVM`.
 
@@ -202,7 +211,8 @@ class TransductiveSVM(SemiSupervisedLinearSVM):
 
     def __init__(self, lam: float = 1e-3, lam_u: float = 1.0,
                  positive_fraction: float | None = None, max_switches: int | None = None,
-                 lam_u_init: float = 1e-5, lam_u_growth: float = 1.5, fit_intercept: bool = True,
+                 lam_u_init: float = 1e-5, lam_u_growth: float = 1.5, gamma_I: float = 0.0,
+                 graph=None, fit_intercept: bool = True,
                  intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int = 50,
                  max_cg_iter: int = 10_000, verbose: int = 0):
         self.lam = lam
@@ -211,6 +221,8 @@ class TransductiveSVM(SemiSupervisedLinearSVM):
         self.max_switches = max_switches
         self.lam_u_init = lam_u_init
         self.lam_u_growth = lam_u_growth
+        self.gamma_I = gamma_I
+        self.graph = graph
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.tol = tol
