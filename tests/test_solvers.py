@@ -35,8 +35,8 @@ def test_design_products_match_dense(rng, sparse, parallel):
 
 
 def test_parallel_kernel_chunks_cover_all_rows(rng):
-    X = sp.random(5000, 50, density=0.5, random_state=3, format="csr")  # > parallel threshold
-    A = Design(X, fit_intercept=False)
+    X = sp.random(5000, 50, density=0.5, random_state=3, format="csr")
+    A = Design(X, fit_intercept=False, parallel=True)
     q = rng.normal(size=5000)
     np.testing.assert_allclose(A.rmatvec(q), X.T @ q, rtol=1e-10)
     np.testing.assert_allclose(A.matvec(q[:50]), X @ q[:50], rtol=1e-10)
