@@ -32,6 +32,10 @@ class Ridge:
         """``(1/2) w^T R w``."""
         return 0.5 * self.lam * float(w @ w)
 
+    def diagonal(self, n: int) -> np.ndarray:
+        """``diag(R)`` (for Jacobi preconditioning)."""
+        return np.full(n, self.lam)
+
 
 class GraphRidge:
     """``R = lam I + mu X^T L^p X``: ridge plus the graph (intrinsic) regulariser.
@@ -80,6 +84,11 @@ class GraphRidge:
     def value(self, w: np.ndarray) -> float:
         """``(1/2) w^T R w``."""
         return 0.5 * float(w @ self.matvec(w))
+
+    def diagonal(self, n: int) -> np.ndarray:
+        """A positive lower bound of ``diag(R)``: ``lam`` (the graph part is left out, its
+        exact diagonal would cost a product per weight)."""
+        return np.full(n, self.lam)
 
     def dense(self, block_size: int = 20_000) -> np.ndarray:
         """``R`` as a dense ``d x d`` matrix, for the direct solvers when ``d`` is small.

@@ -72,6 +72,17 @@ def _csr_rows_rmatvec_par(indptr, indices, data, rows, q, out, bounds):
         out[j] = s
 
 
+@njit(cache=True, nogil=True)
+def csr_rows_weighted_sq_colsum(indptr, indices, data, rows, c, out):
+    """``out[j] = sum_k c[k] X[rows[k], j]^2`` (the diagonal of ``X_j^T C X_j``)."""
+    out[:] = 0.0
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        ck = c[k]
+        for jj in range(indptr[i], indptr[i + 1]):
+            out[indices[jj]] += ck * data[jj] * data[jj]
+
+
 def chunk_bounds(indptr: np.ndarray, rows: np.ndarray, n_chunks: int) -> np.ndarray:
     """Split ``rows`` into ``n_chunks`` contiguous pieces holding about equal non-zeros."""
     nnz_per_row = indptr[rows + 1] - indptr[rows]

@@ -116,6 +116,21 @@ class Design:
             out[self.n_features] = self.intercept_scaling * q.sum()
         return out
 
+    def weighted_column_sq(self, c: np.ndarray) -> np.ndarray:
+        """``diag(X_rows^T C X_rows)`` for ``C = diag(c)`` (bias component last)."""
+        out = np.empty(self.n_weights)
+        head = out[: self.n_features]
+        c = np.ascontiguousarray(c, dtype=np.float64)
+        if self.sparse:
+            _kernels.csr_rows_weighted_sq_colsum(self._indptr, self._indices, self._data,
+                                                 self.rows, c, head)
+        else:
+            block = self.X if self._dense_block is None else self._dense_block
+            np.dot(c, block * block, out=head)
+        if self.fit_intercept:
+            out[self.n_features] = self.intercept_scaling ** 2 * c.sum()
+        return out
+
     def materialize(self):
         """The operator's rows as an explicit matrix (CSR or dense), intercept column included.
 
