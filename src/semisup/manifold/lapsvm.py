@@ -1,0 +1,344 @@
+"""Laplacian Support Vector Machines (LapSVM): the dual route of Belkin, Niyogi & Sindhwani
+(eqs. 9-11) and the primal route of Melacci & Belkin (JMLR 2011)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from semisup.manifold._base import ManifoldClassifier
+from semisup.manifold._rkhs import (
+    KERNEL_GRAPH_PARAMS,
+    _check_choice,
+    _check_int,
+    _check_real,
+    deformation_columns,
+    deformed_gram,
+    laplacian_objective,
+)
+from semisup.solvers.pcg import squared_hinge_pcg
+from semisup.solvers.qp import svm_dual
+
+LOSSES = ("hinge", "squared_hinge")
+SOLVERS = ("auto", "dual", "primal")
+
+
+class LaplacianPrimalProblem:
+    """The primal LapSVM objective in the form (**) of :mod:`semisup.solvers.pcg`.
+
+    Variables ``x = (alpha, b)``; image ``T x = K alpha`` (the ``O(n^2)`` product);
+    outputs ``o = (K alpha)_labeled + b``; ``R = 2 blockdiag(gamma_A K + gamma_I s K L K, 0)``
+    and costs ``c_i = 2/l``, so that ``F = (1/l) sum max(0, 1 - y_i o_i)^2
+    + gamma_A alpha^T K alpha + gamma_I s (K alpha)^T L (K alpha)``: eq. 6 with the squared
+    hinge.  Preconditioner ``M = blockdiag(K, 1)`` (Melacci & Belkin): the gradient in
+    ``alpha`` is ``K`` times a vector that costs no kernel product, and ``M^-1`` removes
+    that factor.
+    """
+
+    def __init__(self, K: np.ndarray, L, labeled: np.ndarray, y: np.ndarray, gamma_A: float,
+                 gamma_I_scaled: float):
+        self.K = K
+        self.L = L
+        self.labeled = labeled
+        self.y = np.asarray(y, dtype=np.float64)
+        self.cost = np.full(labeled.size, 2.0 / labeled.size)
+        self.two_gA = 2.0 * gamma_A
+        self.two_gI = 2.0 * gamma_I_scaled
+
+    def image(self, v: np.ndarray) -> np.ndarray:
+        return self.K @ v[:-1]
+
+    def outputs(self, v: np.ndarray, Tv: np.ndarray) -> np.ndarray:
+        return Tv[self.labeled] + v[-1]
+
+    def reg(self, u, Tu, v, Tv) -> float:
+        value = self.two_gA * float(u[:-1] @ Tv)
+        if self.two_gI:
+            value += self.two_gI * float(Tu @ (self.L @ Tv))
+        return value
+
+    def precond_gradient(self, x, Tx, loss_grad) -> np.ndarray:
+        h = np.empty_like(x)
+        h[:-1] = self.two_gA * x[:-1]
+        if self.two_gI:
+            h[:-1] += self.two_gI * (self.L @ Tx)
+        h[:-1][self.labeled] += loss_grad
+        h[-1] = loss_grad.sum()
+        return h
+
+    def metric(self, u, v, Tv) -> float:
+        return float(u[:-1] @ Tv) + float(u[-1] * v[-1])
+
+
+class LapSVM(ManifoldClassifier):
+    """Laplacian Support Vector Machine (Belkin, Niyogi & Sindhwani, section 3.2).
+
+    Minimises eq. 6 over ``f(x) = sum_i alpha_i K(x_i, x) + b`` (``i`` over labeled and
+    unlabeled rows, ``b`` unpenalised and left out of the graph term as in eq. 10):
+
+        (1/l) sum_labeled V(y_i f(x_i)) + gamma_A ||f||_K^2 + gamma_I s f^T L f,
+
+    with ``V`` the hinge ``max(0, 1 - z)`` (the paper) or the squared hinge
+    ``max(0, 1 - z)^2`` (Melacci & Belkin's primal LapSVM).  More than two classes are
+    fitted one-vs-rest.
+
+    Parameters
+    ----------
+    gamma_A : float, default=1e-4
+        Weight of the ambient RKHS norm (``> 0``).
+    gamma_I : float, default=1e4
+        Weight of the intrinsic norm ``s f^T L f`` (``>= 0``); ``gamma_I = 0`` is a
+        standard SVM with ``C = 1 / (2 gamma_A l)`` in scikit-learn's scaling.  See
+        :class:`LapRLS` for the scale (``s = 1/(l+u)^2``).  With the hinge loss a graph
+        weight ``gamma_I s`` that is large compared with the kernel's scale makes every
+        ``beta_i`` hit ``1/l`` and the prediction collapse towards the sign of ``b``; a
+        smaller ``gamma_A`` (at fixed ``gamma_I s / gamma_A``) avoids it.
+    loss : {'hinge', 'squared_hinge'}, default='hinge'
+    solver : {'auto', 'dual', 'primal'}, default='auto'
+    tol : float, default=1e-5
+        Dual: libsvm's KKT tolerance.  Primal: relative norm of the preconditioned
+        gradient at which PCG stops.
+    max_iter : int, optional
+        Primal: PCG iteration limit (default 5000; each iteration costs one ``n x n``
+        kernel product).  Dual: SMO iteration limit (default none).
+    early_stopping : float, optional
+        Primal only: stop when at most this fraction of the unlabeled rows changed
+        predicted label since the previous check (Melacci & Belkin's stability
+        criterion; our thresholding).  ``None`` runs to ``tol``.
+    check_every : int, optional
+        Primal early stopping: iterations between checks (default ``ceil(sqrt(n))``).
+{kernel_graph_params}
+    random_state : int, optional
+        Seed of the approximate neighbour search.
+    verbose : int, default=0
+        Print progress when > 0 (one line per PCG iteration when > 1).
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    alpha_ : ndarray of shape (n_train, n_outputs)
+        Expansion coefficients (eq. 7).
+    intercept_ : ndarray of shape (n_outputs,)
+    transduction_ : ndarray of shape (n_train,)
+    training_scores_ : ndarray
+    objective_ : float or ndarray
+        Primal objective (eq. 6 with the chosen loss) at the solution, per output.
+    dual_objective_ : float or ndarray
+        Dual solver only: the QP objective (equal to ``objective_`` at the optimum).
+    dual_coef_ : ndarray of shape (n_outputs, n_labeled)
+        Dual solver only: ``beta`` of eq. 9 (in ``[0, 1/l]`` for the hinge).
+    n_iter_ : ndarray of int
+        SMO or PCG iterations per output.
+    solver_ : str
+        The solver used.
+    stopped_early_ : ndarray of bool
+        Primal solver only: whether early stopping ended each run.
+    gamma_ : float or None
+    X_fit_ : ndarray or sparse matrix
+
+    Notes
+    -----
+    ``'dual'`` (eqs. 9-11).  The QP over ``l`` dual variables ``beta``:
+    ``max sum beta - 1/2 beta^T Q beta`` s.t. ``sum y_i beta_i = 0``, ``0 <= beta_i <= 1/l``
+    with ``Q = Y J K (2 gamma_A I + 2 gamma_I s L K)^-1 J^T Y`` (eq. 10), then
+    ``alpha = (2 gamma_A I + 2 gamma_I s L K)^-1 J^T Y beta`` (eq. 11).  Derivation: the
+    Lagrangian of the slack form gives ``sum beta y = 0`` from ``b``, ``beta_i + zeta_i =
+    1/l`` from ``xi_i`` (hence the box ``[0, 1/l]``), and eq. 11 from ``alpha``.  This is
+    exactly the dual of a standard SVM with the kernel ``G = J K (2 gamma_A I + 2 gamma_I
+    s L K)^-1 J^T`` and ``C = 1/l`` (libsvm's dual, which has the same equality
+    constraint and box), so it is solved by :func:`semisup.solvers.qp.svm_dual`
+    (``sklearn.svm.SVC(kernel='precomputed', C=1/l)``); ``b`` is libsvm's bias.  The
+    matrix ``(I + r L K)^-1 J^T`` (``r = gamma_I s / gamma_A``) is one ``O(n^3)`` LU
+    solve shared by all classes.  With the squared hinge the same derivation gives
+    ``xi_i = l beta_i / 2``: the QP has ``Q + (l/2) I`` and no upper bound (libsvm is
+    given ``C = 4 / sqrt(l)``, which no ``beta_i`` can reach since the objective at zero
+    is 1, so ``xi_i <= sqrt(l)``).
+
+    ``'primal'`` (Melacci & Belkin 2011; squared hinge only).  Non-linear conjugate
+    gradients over ``(alpha, b)`` preconditioned by ``blockdiag(K, 1)`` with exact line
+    search (:func:`semisup.solvers.pcg.squared_hinge_pcg`): one ``n x n`` kernel
+    product per iteration, no ``O(n^3)`` factorisation, optional early stopping when the
+    predicted labels of the unlabeled rows stop changing.
+
+    ``'auto'``: ``'dual'`` for the hinge, ``'primal'`` for the squared hinge.  On the same
+    loss both solvers reach the same minimiser (tested); the hinge and the squared hinge
+    are different problems.
+    """
+
+    def __init__(self, gamma_A: float = 1e-4, gamma_I: float = 1e4, loss: str = "hinge",
+                 solver: str = "auto", tol: float = 1e-5, max_iter: int | None = None,
+                 early_stopping: float | None = None, check_every: int | None = None,
+                 kernel: str = "rbf", gamma: float | None = None, degree: int = 3,
+                 coef0: float = 1.0, graph="knn", n_neighbors: int = 6,
+                 graph_weight: str = "heat", t: float | None = None,
+                 graph_metric: str = "euclidean", graph_method: str = "auto",
+                 laplacian: str = "unnormalized", laplacian_power: int = 1,
+                 graph_scale: str = "n2", random_state: int | None = None, verbose: int = 0):
+        self.gamma_A = gamma_A
+        self.gamma_I = gamma_I
+        self.loss = loss
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.early_stopping = early_stopping
+        self.check_every = check_every
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.graph = graph
+        self.n_neighbors = n_neighbors
+        self.graph_weight = graph_weight
+        self.t = t
+        self.graph_metric = graph_metric
+        self.graph_method = graph_method
+        self.laplacian = laplacian
+        self.laplacian_power = laplacian_power
+        self.graph_scale = graph_scale
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _resolve_solver(self) -> str:
+        _check_choice(self.loss, "loss", LOSSES)
+        _check_choice(self.solver, "solver", SOLVERS)
+        _check_real(self.tol, "tol", positive=True)
+        if self.max_iter is not None:
+            _check_int(self.max_iter, "max_iter")
+        if self.check_every is not None:
+            _check_int(self.check_every, "check_every")
+        if self.early_stopping is not None and not (
+                isinstance(self.early_stopping, float | int) and 0 <= self.early_stopping < 1):
+            raise ValueError(f"early_stopping must be None or a fraction in [0, 1), got "
+                             f"{self.early_stopping!r}")
+        solver = self.solver
+        if solver == "auto":
+            solver = "dual" if self.loss == "hinge" else "primal"
+        if solver == "primal" and self.loss == "hinge":
+            raise ValueError("solver='primal' minimises the squared hinge loss (Melacci & "
+                             "Belkin): use loss='squared_hinge', or solver='dual' for the "
+                             "hinge loss")
+        if solver == "dual" and self.early_stopping is not None:
+            raise ValueError("early_stopping applies to solver='primal' only")
+        return solver
+
+    def fit(self, X, y) -> LapSVM:
+        """Fit on labeled and unlabeled rows (``y == -1`` marks unlabeled rows).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Or the ``(n, n)`` Gram matrix with ``kernel='precomputed'``.
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        solver = self._resolve_solver()
+        data, K, L, scale = self._setup(X, y)
+        gamma_A = float(self.gamma_A)
+        gamma_I_s = float(self.gamma_I) * scale
+        targets = self._binary_targets(data)
+        if solver == "dual":
+            alpha, b, K_alpha = self._fit_dual(data, K, L, gamma_A, gamma_I_s, targets)
+        else:
+            alpha, b, K_alpha = self._fit_primal(data, K, L, gamma_A, gamma_I_s, targets)
+        self.solver_ = solver
+        self._store(data, alpha, b, K_alpha)
+        lab = data.labeled
+        obj = np.array([laplacian_objective(K_alpha[lab, j] + b[j], yk, alpha[:, j],
+                                            K_alpha[:, j], L, gamma_A, gamma_I_s, self.loss)
+                        for j, yk in enumerate(targets)])
+        self.objective_ = float(obj[0]) if obj.size == 1 else obj
+        return self
+
+    def _fit_dual(self, data, K, L, gamma_A, gamma_I_s, targets):
+        lab = data.labeled
+        l = lab.size
+        Z = deformation_columns(K, L, gamma_I_s / gamma_A, lab)   # (I + r L K)^-1 J^T
+        # eq. 10 without the Y's: G = J K (2 gamma_A I + 2 gamma_I s L K)^-1 J^T
+        G = deformed_gram(K, Z, lab) / (2.0 * gamma_A)
+        if self.loss == "hinge":
+            C = 1.0 / l
+        else:
+            G[np.diag_indices(l)] += 0.5 * l
+            C = 4.0 / math.sqrt(l)
+        max_iter = -1 if self.max_iter is None else int(self.max_iter)
+        betas, biases, duals, iters = [], [], [], []
+        for k, yk in enumerate(targets):
+            res = svm_dual(G, yk, C, tol=float(self.tol), max_iter=max_iter)
+            if self.loss == "squared_hinge" and res.at_bound:
+                raise RuntimeError("internal error: the squared-hinge dual hit its bound")
+            if self.verbose:
+                print(f"[LapSVM] dual output {k}: {res.n_iter} SMO iterations, "
+                      f"objective {res.objective:.10g}")
+            betas.append(res.beta)
+            biases.append(res.bias)
+            duals.append(res.objective)
+            iters.append(res.n_iter)
+        beta = np.vstack(betas)                                  # (n_outputs, l)
+        Yb = (beta * np.vstack(targets)).T                       # (l, n_outputs): Y beta
+        alpha = Z @ Yb / (2.0 * gamma_A)                         # eq. 11
+        self.dual_coef_ = beta
+        self.dual_objective_ = duals[0] if len(duals) == 1 else np.array(duals)
+        self.n_iter_ = np.array(iters)
+        self.stopped_early_ = np.zeros(len(targets), dtype=bool)
+        return alpha, np.array(biases), K @ alpha
+
+    def _fit_primal(self, data, K, L, gamma_A, gamma_I_s, targets):
+        n = K.shape[0]
+        lab, unl = data.labeled, data.unlabeled
+        max_iter = 5000 if self.max_iter is None else int(self.max_iter)
+        every = self.check_every or math.ceil(math.sqrt(n))
+        alphas, biases, K_alphas, iters, stopped = [], [], [], [], []
+        for k, yk in enumerate(targets):
+            problem = LaplacianPrimalProblem(K, L, lab, yk, gamma_A, gamma_I_s)
+            callback = None
+            if self.early_stopping is not None and unl.size:
+                callback = _StabilityCheck(unl, every, float(self.early_stopping))
+            res = squared_hinge_pcg(problem, np.zeros(n + 1), tol=float(self.tol),
+                                    max_iter=max_iter, callback=callback,
+                                    verbose=int(self.verbose))
+            if self.verbose:
+                print(f"[LapSVM] primal output {k}: {res.n_iter} PCG iterations, objective "
+                      f"{res.objective:.10g}, converged={res.converged}, "
+                      f"stopped early={res.stopped_early}")
+            if not (res.converged or res.stopped_early):
+                warnings.warn(f"LapSVM primal PCG stopped at max_iter={max_iter} with relative "
+                              f"gradient norm {res.grad_norm:.2e} > tol={self.tol:g}: raise "
+                              "max_iter, loosen tol, or use early_stopping",
+                              ConvergenceWarning, stacklevel=3)
+            alphas.append(res.x[:-1])
+            biases.append(res.x[-1])
+            K_alphas.append(res.Tx)
+            iters.append(res.n_iter)
+            stopped.append(res.stopped_early)
+        self.n_iter_ = np.array(iters)
+        self.stopped_early_ = np.array(stopped)
+        return np.column_stack(alphas), np.array(biases), np.column_stack(K_alphas)
+
+
+class _StabilityCheck:
+    """Early stopping: the fraction of unlabeled rows whose predicted sign changed since the
+    previous check (every ``every`` iterations) is at most ``threshold``."""
+
+    def __init__(self, unlabeled: np.ndarray, every: int, threshold: float):
+        self.unlabeled = unlabeled
+        self.every = every
+        self.threshold = threshold
+        self.previous = None
+
+    def __call__(self, it: int, x: np.ndarray, Tx: np.ndarray) -> bool:
+        if it % self.every:
+            return False
+        signs = Tx[self.unlabeled] + x[-1] > 0
+        stop = self.previous is not None and \
+            np.mean(signs != self.previous) <= self.threshold
+        self.previous = signs
+        return bool(stop)
+
+
+LapSVM.__doc__ = LapSVM.__doc__.replace("{kernel_graph_params}", KERNEL_GRAPH_PARAMS)
