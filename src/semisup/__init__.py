@@ -11,8 +11,18 @@ from semisup.linear import (
     RLSClassifier,
     TransductiveSVM,
 )
+from semisup.manifold import (
+    LaplacianEigenmaps,
+    LapRLS,
+    LapSVM,
+    RegularizedSpectralClustering,
+    deformed_kernel,
+)
+from semisup.prototypes import ClusterLapRLS, NystromLabelSpreading, PrototypeVectorMachine
 
 __version__ = "0.1.0"
 
 __all__ = ["L2SVM", "RLSClassifier", "TransductiveSVM", "DeterministicAnnealingSVM",
-           "LinearLapRLS", "LinearLapSVM"]
+           "LinearLapRLS", "LinearLapSVM", "LapRLS", "LapSVM", "RegularizedSpectralClustering",
+           "LaplacianEigenmaps", "deformed_kernel", "PrototypeVectorMachine",
+           "NystromLabelSpreading", "ClusterLapRLS"]

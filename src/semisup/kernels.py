@@ -64,4 +64,8 @@ def kernel_matrix(X, Y=None, kernel: str = "rbf", gamma: float | None = None, de
         params["gamma"] = float(gamma)
     if kernel == "poly":
         params.update(degree=degree, coef0=coef0)
+    if Y is None and not hasattr(X, "tocsr"):
+        # X @ X.T on one buffer goes to BLAS syrk, which crashed (segfault) in the bundled
+        # OpenBLAS for a 20,000 x 784 matrix; a second buffer takes the gemm path
+        Y = np.array(X, dtype=np.float64, copy=True)
     return np.asarray(pairwise_kernels(X, Y, metric=kernel, **params), dtype=np.float64)

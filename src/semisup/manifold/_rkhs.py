@@ -147,6 +147,33 @@ def laplacian_objective(f_labeled: np.ndarray, y_pm: np.ndarray, alpha: np.ndarr
 
 
 # --------------------------------------------------------------------------------------------
+# the training Gram matrix, by row blocks
+# --------------------------------------------------------------------------------------------
+
+
+def gram_matrix(X, kernel: str = "rbf", gamma: float | None = None, degree: int = 3,
+                coef0: float = 1.0, block_rows: int = 2048) -> np.ndarray:
+    """``K(X, X)`` computed ``block_rows`` rows at a time with :func:`kernel_matrix`.
+
+    Blocks bound the temporaries of the pairwise computation to ``O(block_rows n)`` and
+    avoid ``X @ X.T`` on one buffer, which numpy hands to BLAS ``syrk``: with the bundled
+    OpenBLAS (0.3.31) that call segfaults for large outputs (reproduced with a
+    20,000 x 784 dense ``X``), while the general product used for ``X[i:j] @ X.T`` does
+    not.
+    """
+    n = X.shape[0]
+    if n <= block_rows:
+        return kernel_matrix(X[np.r_[0:n]], X, kernel=kernel, gamma=gamma, degree=degree,
+                             coef0=coef0)
+    K = np.empty((n, n))
+    for start in range(0, n, block_rows):
+        stop = min(n, start + block_rows)
+        K[start:stop] = kernel_matrix(X[start:stop], X, kernel=kernel, gamma=gamma,
+                                      degree=degree, coef0=coef0)
+    return K
+
+
+# --------------------------------------------------------------------------------------------
 # duplicate rows
 # --------------------------------------------------------------------------------------------
 
@@ -262,8 +289,8 @@ class KernelGraphMixin:
             return K            # never modified: no copy of a possibly huge matrix
         self.gamma_ = self._kernel_gamma(X)
         self.X_fit_ = X
-        return kernel_matrix(X, kernel=self.kernel, gamma=self.gamma_, degree=self.degree,
-                             coef0=self.coef0)
+        return gram_matrix(X, kernel=self.kernel, gamma=self.gamma_, degree=self.degree,
+                           coef0=self.coef0)
 
     def _test_gram(self, X) -> np.ndarray:
         """``K(x, x_i)`` for new rows ``x`` against the training rows (eq. 7)."""
