@@ -4,7 +4,8 @@ With landmark (prototype) points ``V`` the kernel matrix of the data is approxim
 ``K ~ E W^+ E^T`` (eq. 11) with ``E = K(X, V)`` (``n x m``, eq. 12) and ``W = K(V, V)``.
 The graph Laplacians built on this affinity (eqs. 13 and 14) are represented by ``E``,
 ``W^+`` and the approximate degrees; everything the prototype vector machine needs from them
-is ``H^T S H`` for ``H = E`` (``m x m``), computed in ``O(n m^2)`` time and ``O(n m)`` memory.
+is ``H^T S H`` (``m x m``) for ``H = E`` or a row-sparsified ``E``, computed in ``O(n m^2)``
+time and ``O(n m)`` memory.
 """
 
 from __future__ import annotations
@@ -132,7 +133,9 @@ class NystromLaplacian:
     ``kind='unnormalized'`` is eq. (13), ``S ~ D - E W^+ E^T`` with
     ``D = diag(E W^+ E^T 1)``; ``kind='normalized'`` is eq. (14),
     ``S ~ I - D^-1/2 E W^+ E^T D^-1/2``.  Storage and every operation are ``O(n m)`` or
-    ``O(n m^2)``.
+    ``O(n m^2)``.  As in eqs. (2)-(3) the affinity keeps its diagonal (``K(x, x) = 1``):
+    the unnormalised Laplacian does not depend on it, the normalised one does (slightly)
+    and then differs from that of a graph without self-loops.
 
     Parameters
     ----------
