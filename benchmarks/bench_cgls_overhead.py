@@ -24,11 +24,11 @@ import numpy as np
 import scipy.sparse as sp
 from _common import Contention, mnist_even_odd, report, table
 from numba import njit
-from threadpoolctl import threadpool_limits
 
 from semisup import L2SVM, TransductiveSVM
 from semisup.datasets import load_svmlin_example, partial_labels
 from semisup.regularizers import Ridge
+from semisup.solvers._kernels import sparse_solver_threads
 from semisup.solvers.cgls import cgls
 from semisup.solvers.design import Design
 
@@ -82,9 +82,10 @@ def one_repeat(A, problem, n_iter: int, number: int) -> dict:
     mv, mv_cpu = wall_and_cpu(lambda: A.matvec(p, out=out), number)
     rmv, rmv_cpu = wall_and_cpu(lambda: A.rmatvec(q), number)
     op = TimedOperator(A)
-    c0, t0 = time.process_time(), time.perf_counter()
-    res = cgls(op, cost, target, Ridge(1e-3), x0=x0, tol=0.0, max_iter=n_iter)
-    total, total_cpu = time.perf_counter() - t0, time.process_time() - c0
+    with sparse_solver_threads(A.sparse):  # as the estimators run their solvers
+        c0, t0 = time.process_time(), time.perf_counter()
+        res = cgls(op, cost, target, Ridge(1e-3), x0=x0, tol=0.0, max_iter=n_iter)
+        total, total_cpu = time.perf_counter() - t0, time.process_time() - c0
     if res.n_iter != n_iter:
         raise RuntimeError(f"CGLS stopped after {res.n_iter} < {n_iter} iterations")
     # seeded CGLS: 1 matvec + 2 rmatvec of set-up, then one of each per iteration
@@ -130,9 +131,9 @@ def kernel_probe(name, X, rows, rng, repeat: int, number: int) -> list:
     o, g = np.empty(rows.size), np.empty(X.shape[1])
     ip = X.indptr.astype(np.int64)
     variants = {
-        "int64 (as Design)": X.indices.astype(np.int64),
-        "uint64": X.indices.astype(np.uint64),
-        "uint32": X.indices.view(np.uint32),
+        "int64": X.indices.astype(np.int64),
+        "int32 (scipy)": X.indices,
+        "uint32 (as Design)": X.indices.view(np.uint32),
     }
     fns = {}
     for label, ix in variants.items():
@@ -150,7 +151,7 @@ def kernel_probe(name, X, rows, rng, repeat: int, number: int) -> list:
 
 
 def end_to_end(repeat: int) -> list:
-    """Whole fits under different thread settings (numba threads x BLAS threads)."""
+    """Whole fits with the parallel kernels (library default) and with serial kernels."""
     b = load_svmlin_example()
     y_pc = partial_labels(b.y_train, np.flatnonzero(b.y_train != 0))
     Xm, ym = mnist_even_odd()
@@ -160,23 +161,21 @@ def end_to_end(repeat: int) -> list:
         "TSVM S=max, pcmac example (1460 rows, 50 labeled)":
             lambda: TransductiveSVM(lam=1e-3, lam_u=1.0, positive_fraction=0.5).fit(
                 b.X_train, y_pc),
-        "L2SVM lam=100, MNIST even/odd (random 15000 rows, all labeled)":
-            lambda: L2SVM(lam=100.0).fit(Xm, ym),
+        "L2SVM-MFN lam=100, MNIST even/odd (random 15000 rows, all labeled)":
+            lambda: L2SVM(lam=100.0, solver="mfn").fit(Xm, ym),
     }
-    settings = {"numba 2 threads, BLAS default (library default)": (2, None),
-                "numba 2 threads, BLAS 1 thread": (2, 1),
-                "numba 1 thread (serial kernels), BLAS default": (1, None),
-                "numba 1 thread (serial kernels), BLAS 1 thread": (1, 1)}
+    # the estimators run sparse fits with BLAS limited to one thread themselves
+    settings = {"numba 2 threads (library default)": 2,
+                "numba 1 thread (serial kernels)": 1}
     default = numba.get_num_threads()
     best = {(f, s): np.inf for f in fits for s in settings}
     for _ in range(repeat):
         for f, fit in fits.items():
-            for s, (nt, blas) in settings.items():
+            for s, nt in settings.items():
                 numba.set_num_threads(nt)
-                with threadpool_limits(blas, user_api="blas"):
-                    t0 = time.perf_counter()
-                    fit()
-                    best[(f, s)] = min(best[(f, s)], time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                fit()
+                best[(f, s)] = min(best[(f, s)], time.perf_counter() - t0)
     numba.set_num_threads(default)
     rows = []
     for f in fits:
@@ -194,12 +193,10 @@ def main() -> None:
     rng = np.random.default_rng(0)
     default_threads = numba.get_num_threads()
     rows_main, rows_cpu, rows_probe, notes = [], [], [], []
-    configs = {  # label: (numba threads, parallel kernels, BLAS threads or None = default)
-        "serial": (default_threads, False, None),
-        "parallel, 1 thread": (1, True, None),
-        "parallel, 2 threads": (2, True, None),
-        "serial, BLAS 1 thread": (default_threads, False, 1),
-        "parallel, 2 threads, BLAS 1 thread": (2, True, 1),
+    configs = {  # label: (numba threads, parallel kernels); BLAS: one thread, as in fits
+        "serial": (default_threads, False),
+        "parallel, 1 thread": (1, True),
+        "parallel, 2 threads": (2, True),
     }
     with Contention() as load:
         for name, X in datasets():
@@ -213,17 +210,16 @@ def main() -> None:
             problem = (rng.uniform(0.5, 1.5, rows.size), np.sign(rng.normal(size=rows.size)),
                        rng.normal(size=d) * 1e-3, rng.normal(size=d), rng.normal(size=rows.size))
             ops = {}
-            for label, (threads, par, _) in configs.items():
+            for label, (threads, par) in configs.items():
                 numba.set_num_threads(threads)
                 ops[label] = Design(X, parallel=par).restrict(rows)  # chunking uses n_threads
             best = {label: {} for label in configs}
             sp_mv = sp_rmv = sp_mv_cpu = sp_rmv_cpu = np.inf
             pv, qv = problem[3][:-1], problem[4]
             for r in range(args.repeat + 1):  # repeat 0 warms up (numba compilation)
-                for label, (threads, _, blas) in configs.items():
+                for label, (threads, _) in configs.items():
                     numba.set_num_threads(threads)
-                    with threadpool_limits(blas, user_api="blas"):
-                        res = one_repeat(ops[label], problem, n_iter, number)
+                    res = one_repeat(ops[label], problem, n_iter, number)
                     if r:
                         for k, v in res.items():
                             best[label][k] = min(best[label].get(k, np.inf), v)

@@ -54,6 +54,8 @@ def test_missing_data_names_the_path(tmp_path):
         ds.load_sslbook("text", data_dir=tmp_path)
     with pytest.raises(FileNotFoundError, match="data8extra.mat"):
         ds.load_secstr_extra(data_dir=tmp_path)
+    with pytest.raises(FileNotFoundError, match=str(tmp_path / "usps" / "usps.h5")):
+        ds.load_usps(data_dir=tmp_path)
 
 
 def test_bad_arguments():
@@ -65,6 +67,8 @@ def test_bad_arguments():
         ds.load_mnist(split="validation")
     with pytest.raises(ValueError, match="digits"):
         ds.load_mnist(digits=[10])
+    with pytest.raises(ValueError, match="split"):
+        ds.load_usps(split="validation")
 
 
 # ------------------------------------------------------------------ SVMlin example
@@ -111,6 +115,25 @@ def test_mnist_test_dense_subset():
     assert X.min() == 0.0 and X.max() == 1.0
     Xs, ys = ds.load_mnist(root, digits=[7, 1], split="test")
     np.testing.assert_array_equal(Xs.toarray(), X)
+
+
+# ------------------------------------------------------------------ USPS
+
+
+@pytest.mark.parametrize("split, counts", [
+    ("train", [1194, 1005, 731, 658, 652, 556, 664, 645, 542, 644]),
+    ("test", [359, 264, 198, 166, 200, 160, 170, 147, 166, 177]),
+])
+def test_usps(split, counts):
+    root = _folder("usps")
+    pytest.importorskip("h5py", reason="load_usps reads usps.h5 with h5py, not installed")
+    X, y = ds.load_usps(root, split=split)
+    assert isinstance(X, np.ndarray) and X.shape == (sum(counts), 256)
+    assert X.dtype == np.float64 and y.dtype == np.int64
+    assert X.min() >= 0.0 and X.max() <= 1.0
+    np.testing.assert_array_equal(np.bincount(y), counts)      # SOURCE.md
+    # the folder itself is accepted as data_dir, too
+    np.testing.assert_array_equal(ds.load_usps(root / "usps", split=split)[1], y)
 
 
 # ------------------------------------------------------------------ SSL book

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from conftest import dense_with_bias
+from sklearn.exceptions import ConvergenceWarning
 
 from semisup import L2SVM, DeterministicAnnealingSVM, RLSClassifier, TransductiveSVM
 from semisup.linear.da import annealing_objective, optimal_beliefs
@@ -151,7 +152,7 @@ def test_da_objective_matches_recomputation(rng):
 
 # --- API --------------------------------------------------------------------------------
 
-ESTIMATORS = [L2SVM(), RLSClassifier(), TransductiveSVM(lam=1e-2),
+ESTIMATORS = [L2SVM(solver="mfn"), RLSClassifier(), TransductiveSVM(lam=1e-2),
               DeterministicAnnealingSVM(lam=1e-2)]
 
 
@@ -268,3 +269,30 @@ def test_predict_checks_feature_count(rng):
     est = L2SVM().fit(X, y)
     with pytest.raises(ValueError, match="features"):
         est.predict(X[:, :3])
+
+
+def test_l2svm_solvers_agree_and_auto_picks_by_shape(rng):
+    X, y, _ = two_clusters(rng, n=200)
+    Xs = sp.csr_matrix(X)
+    lab = y != -1
+    mfn = L2SVM(lam=0.1, solver="mfn", tol=1e-10).fit(Xs, y)
+    dcd = L2SVM(lam=0.1, solver="dcd", tol=1e-12).fit(Xs, y)
+    assert dcd.solver_ == "dcd" and mfn.solver_ == "mfn"
+    np.testing.assert_allclose(dcd.decision_function(X), mfn.decision_function(X),
+                               rtol=1e-5, atol=1e-6)
+    assert dcd.fit_results_[0].duality_gap <= 1e-12
+    # few rows per feature: dual; many rows per feature or dense input: primal Newton
+    assert L2SVM().fit(Xs, y).solver_ == "dcd"
+    assert L2SVM().fit(X, y).solver_ == "mfn"
+    tall = sp.csr_matrix(np.repeat(X[lab], 200, axis=0))
+    assert L2SVM().fit(tall, np.repeat(y[lab], 200)).solver_ == "mfn"
+    with pytest.raises(ValueError, match="solver='dcd' needs sparse X"):
+        L2SVM(solver="dcd").fit(X, y)
+    with pytest.raises(ValueError, match="solver must be"):
+        L2SVM(solver="newton").fit(Xs, y)
+
+
+def test_l2svm_warns_when_the_solver_stops_early(rng):
+    X, y, _ = two_clusters(rng, n=200)
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        L2SVM(solver="dcd", max_iter=1, tol=1e-12).fit(sp.csr_matrix(X), y)

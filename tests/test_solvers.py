@@ -12,6 +12,7 @@ from hypothesis.extra.numpy import arrays
 from semisup.losses import HingeTerms, squared_hinge
 from semisup.regularizers import Ridge
 from semisup.solvers.cgls import cgls
+from semisup.solvers.dcd import l2svm_dual_cd
 from semisup.solvers.design import Design
 from semisup.solvers.line_search import exact_line_search
 from semisup.solvers.mfn import l2svm_mfn
@@ -144,6 +145,45 @@ def test_mfn_with_shared_rows_equals_expanded_rows(rng):
     assert shared.objective == pytest.approx(copied.objective, rel=1e-10)
 
 
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("lam", [1e-3, 0.1, 10.0])
+def test_dual_cd_gap_certifies_the_scipy_minimum(rng, lam, fit_intercept):
+    X, y = make_problem(rng, n=150, d=20, sparse=True)
+    c = rng.uniform(0.5, 2.0, size=150)
+    res = l2svm_dual_cd(Design(X, fit_intercept=fit_intercept), HingeTerms(y, c), lam, tol=1e-9,
+                        max_epochs=100_000)
+    Xa = dense_with_bias(X) if fit_intercept else X.toarray()
+    ref = _scipy_l2svm(Xa, y, c, lam)
+    assert res.converged
+    # weak duality brackets the minimum, and the gap bounds the distance to it
+    assert res.dual_objective <= ref * (1 + 1e-10)
+    assert res.objective >= ref * (1 - 1e-10)
+    assert (res.objective - ref) / ref <= 1e-9 + 1e-10
+
+
+def test_dual_cd_kkt_and_zero_cost_terms(rng):
+    """At the optimum alpha_i = c_i max(0, 1 - y_i o_i) / lam; zero-cost terms stay at 0."""
+    X, y = make_problem(rng, n=120, d=10, sparse=True)
+    c, lam = rng.uniform(0.5, 2.0, size=120), 0.05
+    c[:10] = 0.0
+    res = l2svm_dual_cd(Design(X), HingeTerms(y, c), lam, tol=1e-12, max_epochs=100_000)
+    m = np.maximum(0.0, 1.0 - y * res.outputs)
+    np.testing.assert_allclose(res.alpha, c * m / lam, rtol=1e-4, atol=1e-5)
+    assert np.all(res.alpha[:10] == 0)
+    mfn = l2svm_mfn(Design(X), HingeTerms(y, c), Ridge(lam), tol=1e-10)
+    np.testing.assert_allclose(res.w, mfn.w, rtol=1e-5, atol=1e-6)
+
+
+def test_dual_cd_is_deterministic_and_needs_sparse_input(rng):
+    X, y = make_problem(rng, n=80, d=6, sparse=True)
+    terms = HingeTerms(y, np.ones(80))
+    a = l2svm_dual_cd(Design(X), terms, 0.1, random_state=3)
+    b = l2svm_dual_cd(Design(X), terms, 0.1, random_state=3)
+    np.testing.assert_array_equal(a.w, b.w)
+    with pytest.raises(ValueError, match="sparse"):
+        l2svm_dual_cd(Design(X.toarray()), terms, 0.1)
+
+
 @settings(max_examples=50, deadline=None)
 @given(g=arrays(np.float64, st.integers(1, 50), elements=st.floats(-5, 5)),
        target=st.floats(-0.9, 0.9))
@@ -154,3 +194,18 @@ def test_safeguarded_newton_finds_root(g, target):
 
     x = safeguarded_newton(f, float(g.min()) - 5, float(g.max()) + 5, tol=1e-12)
     assert abs(f(x)[0]) <= 1e-10
+
+
+def test_sparse_solves_run_with_one_blas_thread():
+    """Sparse fits keep BLAS to one thread (its spinning threads would take numba's cores)."""
+    from threadpoolctl import threadpool_info
+
+    from semisup.solvers._kernels import sparse_solver_threads
+
+    def blas_threads():
+        return {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+
+    before = blas_threads()
+    with sparse_solver_threads(True):
+        assert blas_threads() <= {1}
+    assert blas_threads() == before  # restored on exit

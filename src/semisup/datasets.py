@@ -31,6 +31,7 @@ __all__ = [
     "load_secstr_extra",
     "load_sslbook",
     "load_svmlin_example",
+    "load_usps",
     "one_hot_secstr",
     "partial_labels",
     "shared_data_dir",
@@ -263,6 +264,58 @@ def load_mnist(data_dir: str | os.PathLike | None = None, digits: Iterable[int] 
     else:
         X = blocks[0] if len(blocks) == 1 else np.vstack(blocks)
     return X, np.concatenate(labels)
+
+
+# --------------------------------------------------------------------------------------------
+# USPS
+# --------------------------------------------------------------------------------------------
+
+
+def load_usps(data_dir: str | os.PathLike | None = None,
+              split: str = "train") -> tuple[np.ndarray, np.ndarray]:
+    """The full USPS handwritten digits from ``usps.h5`` (7,291 train / 2,007 test images).
+
+    The HDF5 file holds the groups ``train`` and ``test``, each with ``data`` (float32
+    pixels in [0, 1], one row of 16 x 16 = 256 per image) and ``target`` (the digit).  Rows
+    are returned in the stored order.  Reading it needs the optional dependency ``h5py``.
+
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        Shared data directory (or its ``usps`` folder); by default :func:`shared_data_dir`.
+    split : {"train", "test"}
+        The 7,291 training or the 2,007 test images.
+
+    Returns
+    -------
+    X : ndarray of shape (n, 256)
+        float64 pixels (the stored float32 values, converted exactly).
+    y : ndarray of int64 of shape (n,)
+        The digit (0..9) of each row.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``usps.h5`` is not found; the message names the paths tried.
+    ValueError
+        For an unknown ``split`` or a file whose arrays have unexpected shapes.
+    ImportError
+        When ``h5py`` is not installed.
+    """
+    if split not in ("train", "test"):
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    (path,) = _find_files(data_dir, "usps", ["usps.h5"], "USPS data (usps.h5)")
+    try:
+        import h5py
+    except ImportError as exc:  # optional: only this loader needs it
+        raise ImportError(f"reading {path} needs h5py: pip install h5py") from exc
+    with h5py.File(path, "r") as fh:
+        X = np.asarray(fh[f"{split}/data"], dtype=np.float64)
+        y = np.asarray(fh[f"{split}/target"]).astype(np.int64)
+    if X.ndim != 2 or X.shape[1] != 256 or y.shape != (X.shape[0],):
+        raise ValueError(f"{path}: expected {split}/data of shape (n, 256) and "
+                         f"{split}/target of shape (n,), got {X.shape} and {y.shape}")
+    return X, y
 
 
 # --------------------------------------------------------------------------------------------

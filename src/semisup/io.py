@@ -39,7 +39,7 @@ import os
 import re
 import zlib
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -485,6 +485,27 @@ def _read_numbers(body: bytes, valid: np.ndarray | None) -> np.ndarray | None:
     return out + 0.0  # turn -0.0 into 0.0
 
 
+def _raise_first_bad_number(name: str, body: bytes, what: str, expected: str,
+                            allowed: tuple[float, ...] | None = None) -> None:
+    """Slow path of the one-number-per-line readers (labels, vectors), run only when the
+    fast parser refused the file: raise :class:`FileFormatError` at the first line that is
+    not a single number (in ``allowed`` when given)."""
+    for lineno, line in enumerate(_iter_lines(body), start=1):
+        tokens = line.split()
+        if not tokens:
+            raise FileFormatError(name, lineno, "empty line", expected)
+        if len(tokens) > 1:
+            raise FileFormatError(
+                name, lineno, f"{len(tokens)} tokens {_show(line.strip())}", expected
+            )
+        token = tokens[0]
+        problem = _number_problem(token, what)
+        if problem:
+            raise FileFormatError(name, lineno, problem, expected)
+        if allowed is not None and float(token) not in allowed:
+            raise FileFormatError(name, lineno, f"invalid {what} {_show(token)}", expected)
+
+
 def read_svmlin_labels(path: PathLike) -> np.ndarray:
     """Read an SVMlin labels file.
 
@@ -512,20 +533,7 @@ def read_svmlin_labels(path: PathLike) -> np.ndarray:
     out = _read_numbers(body, allowed)
     if out is not None:
         return out
-    for lineno, line in enumerate(_iter_lines(body), start=1):
-        tokens = line.split()
-        if not tokens:
-            raise FileFormatError(name, lineno, "empty line", _EXPECT_LABEL)
-        if len(tokens) > 1:
-            raise FileFormatError(
-                name, lineno, f"{len(tokens)} tokens {_show(line.strip())}", _EXPECT_LABEL
-            )
-        token = tokens[0]
-        problem = _number_problem(token, "label")
-        if problem:
-            raise FileFormatError(name, lineno, problem, _EXPECT_LABEL)
-        if float(token) not in (-1.0, 0.0, 1.0):
-            raise FileFormatError(name, lineno, f"invalid label {_show(token)}", _EXPECT_LABEL)
+    _raise_first_bad_number(name, body, "label", _EXPECT_LABEL, allowed=(-1.0, 0.0, 1.0))
     raise AssertionError("labels fast path failed on a valid file")  # pragma: no cover
 
 
@@ -555,18 +563,7 @@ def read_vector(path: PathLike) -> np.ndarray:
     out = _read_numbers(body, None)
     if out is not None:
         return out
-    expected = "one finite number per line"
-    for lineno, line in enumerate(_iter_lines(body), start=1):
-        tokens = line.split()
-        if not tokens:
-            raise FileFormatError(name, lineno, "empty line", expected)
-        if len(tokens) > 1:
-            raise FileFormatError(
-                name, lineno, f"{len(tokens)} tokens {_show(line.strip())}", expected
-            )
-        problem = _number_problem(tokens[0], "value")
-        if problem:
-            raise FileFormatError(name, lineno, problem, expected)
+    _raise_first_bad_number(name, body, "value", "one finite number per line")
     raise AssertionError("vector fast path failed on a valid file")  # pragma: no cover
 
 
@@ -640,6 +637,34 @@ def _format_rows(csr: sp.csr_matrix, labels: list[str] | None) -> Iterator[bytes
         yield ("\n".join(rows) + "\n").encode("ascii")
 
 
+def _write_chunks(path: PathLike, chunks: Iterable[bytes]) -> None:
+    """The one place that opens an output file (compressed by suffix) and writes to it."""
+    with _open_write(path) as fh:
+        for chunk in chunks:
+            fh.write(chunk)
+
+
+def _write_lines(path: PathLike, lines: list[str]) -> None:
+    """Write one ASCII line per entry (labels and vector files)."""
+    _write_chunks(path, [("\n".join(lines) + "\n").encode("ascii")])
+
+
+def _write_examples(path: PathLike, X: object, y: object | None) -> None:
+    """Writer core of the sparse formats: SVMlin examples (``y is None``) or SVMlight.
+
+    Both write the non-zeros of each row as ``index:value`` pairs; SVMlight puts the label
+    (``%.17g``) first.  ``X`` is validated before ``y``.
+    """
+    csr = _as_csr(X)
+    label_text = None
+    if y is not None:
+        labels = _as_vector(y, "y")
+        if labels.shape[0] != csr.shape[0]:
+            raise ValueError(f"X has {csr.shape[0]} rows but y has {labels.shape[0]} entries")
+        label_text = [f"{v:.17g}" for v in labels.tolist()]
+    _write_chunks(path, _format_rows(csr, label_text))
+
+
 def write_svmlin_examples(path: PathLike, X: object) -> None:
     """Write a matrix as an SVMlin examples file.
 
@@ -659,10 +684,7 @@ def write_svmlin_examples(path: PathLike, X: object) -> None:
     ValueError
         If ``X`` is not 2-D, not real, has non-finite values or no rows.
     """
-    csr = _as_csr(X)
-    with _open_write(path) as fh:
-        for chunk in _format_rows(csr, None):
-            fh.write(chunk)
+    _write_examples(path, X, None)
 
 
 def write_svmlin_labels(path: PathLike, y: object) -> None:
@@ -684,9 +706,7 @@ def write_svmlin_labels(path: PathLike, y: object) -> None:
     if not np.isin(arr, (-1.0, 0.0, 1.0)).all():
         bad = arr[~np.isin(arr, (-1.0, 0.0, 1.0))][0]
         raise ValueError(f"SVMlin labels must be -1, 0 or +1, got {bad!r}")
-    text = "\n".join(["-1", "0", "1"][int(v) + 1] for v in arr.tolist()) + "\n"
-    with _open_write(path) as fh:
-        fh.write(text.encode("ascii"))
+    _write_lines(path, [["-1", "0", "1"][int(v) + 1] for v in arr.tolist()])
 
 
 def write_svmlight(path: PathLike, X: object, y: object) -> None:
@@ -709,14 +729,7 @@ def write_svmlight(path: PathLike, X: object, y: object) -> None:
     ValueError
         For invalid ``X`` or ``y`` or when their lengths differ.
     """
-    csr = _as_csr(X)
-    labels = _as_vector(y, "y")
-    if labels.shape[0] != csr.shape[0]:
-        raise ValueError(f"X has {csr.shape[0]} rows but y has {labels.shape[0]} entries")
-    label_text = [f"{v:.17g}" for v in labels.tolist()]
-    with _open_write(path) as fh:
-        for chunk in _format_rows(csr, label_text):
-            fh.write(chunk)
+    _write_examples(path, X, y)
 
 
 def write_vector(path: PathLike, v: object) -> None:
@@ -735,9 +748,7 @@ def write_vector(path: PathLike, v: object) -> None:
         If ``v`` is not 1-D, empty or has non-finite values.
     """
     arr = _as_vector(v, "v")
-    text = "\n".join([f"{x:.17g}" for x in arr.tolist()]) + "\n"
-    with _open_write(path) as fh:
-        fh.write(text.encode("ascii"))
+    _write_lines(path, [f"{x:.17g}" for x in arr.tolist()])
 
 
 def check_consistent(X: object, y: object, examples_path: PathLike, labels_path: PathLike) -> None:

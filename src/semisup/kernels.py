@@ -69,3 +69,32 @@ def kernel_matrix(X, Y=None, kernel: str = "rbf", gamma: float | None = None, de
         # OpenBLAS for a 20,000 x 784 matrix; a second buffer takes the gemm path
         Y = np.array(X, dtype=np.float64, copy=True)
     return np.asarray(pairwise_kernels(X, Y, metric=kernel, **params), dtype=np.float64)
+
+
+def kernel_matrix_blocks(X, Y, block_rows: int, kernel: str = "rbf", gamma: float | None = None,
+                         degree: int = 3, coef0: float = 1.0) -> np.ndarray:
+    """``K(X, Y)`` computed ``block_rows`` rows of ``X`` at a time with :func:`kernel_matrix`.
+
+    Blocks bound the temporaries of the pairwise computation to ``O(block_rows n_Y)``
+    beyond the output itself.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, d)
+    Y : ndarray or sparse matrix of shape (n_Y, d)
+    block_rows : int
+        Rows of ``X`` per block (``>= 1``).
+    kernel, gamma, degree, coef0
+        As :func:`kernel_matrix` (not ``'precomputed'``).
+
+    Returns
+    -------
+    ndarray of shape (n, n_Y)
+    """
+    n = X.shape[0]
+    K = np.empty((n, Y.shape[0]), dtype=np.float64)
+    for start in range(0, n, block_rows):
+        stop = min(n, start + block_rows)
+        K[start:stop] = kernel_matrix(X[start:stop], Y, kernel=kernel, gamma=gamma,
+                                      degree=degree, coef0=coef0)
+    return K

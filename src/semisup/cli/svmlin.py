@@ -113,7 +113,8 @@ def _estimator(args):
     if args.A == 0:
         return RLSClassifier(lam=args.W, **common)
     if args.A == 1:
-        return L2SVM(lam=args.W, cost_positive=args.Cp, cost_negative=args.Cn, **common)
+        return L2SVM(lam=args.W, cost_positive=args.Cp, cost_negative=args.Cn, solver="mfn",
+                     **common)
     if args.A == 2:
         return TransductiveSVM(lam=args.W, lam_u=args.U, positive_fraction=args.R,
                                max_switches=args.S, **common)

@@ -10,6 +10,7 @@ from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from semisup._validation import check_positive, check_semi_supervised
+from semisup.solvers._kernels import sparse_solver_threads
 from semisup.solvers.design import Design
 
 
@@ -23,6 +24,7 @@ class LinearSemiSupervisedClassifier(LinearClassifierMixin, ClassifierMixin, Bas
     """
 
     _semi_supervised = True
+    _defaultable: tuple = ()  # parameters whose ``None`` means a solver-dependent default
 
     @abstractmethod
     def _fit_binary(self, design: Design, data, y_pm: np.ndarray, positive_fraction: float,
@@ -52,8 +54,25 @@ class LinearSemiSupervisedClassifier(LinearClassifierMixin, ClassifierMixin, Bas
         check_positive(self.tol, "tol")
         for name in ("max_iter", "max_cg_iter"):
             v = getattr(self, name)
+            if v is None and name == "max_iter" and "max_iter" in self._defaultable:
+                continue
             if not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
+
+    def fit(self, X, y):
+        """Fit on ``(X, y)``; rows with ``y == -1`` are the unlabeled data.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y)
 
     def _fit(self, X, y, sample_weight=None):
         data = check_semi_supervised(X, y, require_unlabeled=self._semi_supervised,
@@ -75,13 +94,14 @@ class LinearSemiSupervisedClassifier(LinearClassifierMixin, ClassifierMixin, Bas
         context = self._prepare(design, data)
         seeds = self._seeds(design, data, len(positives))
         results = []
-        for k, seed in zip(positives, seeds, strict=True):
-            if self.verbose and n_classes > 2:
-                print(f"[{type(self).__name__}] class {data.classes[k]!r} vs rest")
-            y_pm = data.binary_targets(k)
-            prior = float(np.mean(y_pm > 0))
-            results.append(self._fit_binary(design, data, y_pm, prior, sample_weight,
-                                            context=context, seed=seed))
+        with sparse_solver_threads(design.sparse):
+            for k, seed in zip(positives, seeds, strict=True):
+                if self.verbose and n_classes > 2:
+                    print(f"[{type(self).__name__}] class {data.classes[k]!r} vs rest")
+                y_pm = data.binary_targets(k)
+                prior = float(np.mean(y_pm > 0))
+                results.append(self._fit_binary(design, data, y_pm, prior, sample_weight,
+                                                context=context, seed=seed))
         coefs, intercepts = zip(*(design.weights_to_coef(r.w) for r in results), strict=True)
         self.classes_ = data.classes
         self.coef_ = np.vstack(coefs)

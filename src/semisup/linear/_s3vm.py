@@ -41,21 +41,6 @@ class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
     def _algorithm_options(self) -> dict:
         """Keyword arguments of ``_algorithm`` taken from the estimator's parameters."""
 
-    def fit(self, X, y):
-        """Fit on ``(X, y)``; rows with ``y == -1`` are the unlabeled data.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Class labels, ``-1`` for unlabeled rows.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y)
-
     def _prepare(self, design, data):
         """With ``gamma_I > 0``: the regulariser ``lam I + gamma_I/n^2 X^T L X`` (graph + S3VM)."""
         if not self.gamma_I:

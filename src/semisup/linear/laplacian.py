@@ -117,21 +117,6 @@ class _LinearManifoldBase(LinearSemiSupervisedClassifier):
         if self.solver not in self._solvers:
             raise ValueError(f"solver must be one of {self._solvers}, got {self.solver!r}")
 
-    def fit(self, X, y):
-        """Fit on ``(X, y)``; rows with ``y == -1`` are unlabeled (they enter the graph).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Class labels, ``-1`` for unlabeled rows.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y)
-
     def _graph_laplacian(self, X):
         L, W = graph_laplacian(X, graph=self.graph, n_neighbors=self.n_neighbors,
                                metric=self.metric, weight=self.graph_weight,

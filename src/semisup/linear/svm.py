@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
 
 from semisup._validation import check_positive
 from semisup.linear._base import LinearSemiSupervisedClassifier
 from semisup.losses import HingeTerms
 from semisup.regularizers import Ridge
 from semisup.solvers.cgls import cgls
+from semisup.solvers.dcd import l2svm_dual_cd
 from semisup.solvers.mfn import MFNResult, l2svm_mfn
+
+# "auto" keeps the primal finite Newton method when rows outnumber features by more than
+# this: its CG systems are then small and well conditioned (SecStr one-hot, 265 rows per
+# feature: MFN 6x faster than dual CD), while dual coordinate descent wins on text and on
+# MNIST (76 rows per feature: 3x faster).  See benchmarks/bench_supervised_vs_liblinear.py.
+_PRIMAL_ROWS_PER_FEATURE = 100
 
 
 def _example_costs(estimator, data, y_pm, sample_weight) -> np.ndarray:
@@ -61,12 +72,13 @@ class _SupervisedLinear(LinearSemiSupervisedClassifier):
 
 
 class L2SVM(_SupervisedLinear):
-    """Linear L2-SVM trained by the modified finite Newton method (L2-SVM-MFN).
+    """Linear L2-SVM trained by the modified finite Newton method or by dual coordinate descent.
 
     Minimises ``(lam/2)||w||^2 + (1/2) sum_i c_i max(0, 1 - y_i w^T x_i)^2`` (eq. 2 of
     Sindhwani & Keerthi, 2006) over the labeled rows, the bias being one more regularised
     weight as in SVMlin.  Costs ``c_i`` are ``sample_weight`` times ``cost_positive`` or
-    ``cost_negative`` (SVMlin's ``-Cp``/``-Cn``).  This is SVMlin's ``-A 1``.
+    ``cost_negative`` (SVMlin's ``-Cp``/``-Cn``).  With ``solver="mfn"`` this is SVMlin's
+    ``-A 1`` (L2-SVM-MFN).
 
     Parameters
     ----------
@@ -78,11 +90,19 @@ class L2SVM(_SupervisedLinear):
         Append a constant feature ``intercept_scaling`` whose weight is the bias.
     intercept_scaling : float, default=1.0
     tol : float, default=1e-6
-        CGLS relative residual tolerance.
-    max_iter : int, default=50
-        Newton iterations.
+        ``"mfn"``: CGLS relative residual tolerance; ``"dcd"``: relative duality gap,
+        i.e. a certified bound on ``(f(w) - min f) / f(w)``.
+    max_iter : int, optional
+        Newton iterations (``"mfn"``, default 50) or epochs (``"dcd"``, default 1000).
     max_cg_iter : int, default=10000
         CGLS iterations per Newton system.
+    solver : {"auto", "mfn", "dcd"}, default="auto"
+        ``"mfn"``: the modified finite Newton method (:func:`~semisup.solvers.mfn.l2svm_mfn`).
+        ``"dcd"``: dual coordinate descent (:func:`~semisup.solvers.dcd.l2svm_dual_cd`),
+        sparse input only.  ``"auto"``: ``"dcd"`` for sparse input with fewer than 100
+        labeled rows per feature, ``"mfn"`` otherwise.
+    random_state : int, RandomState or None, default=None
+        Coordinate order of ``"dcd"``; ``None`` means a fixed seed, so fits repeat.
     verbose : int, default=0
 
     Attributes
@@ -92,16 +112,60 @@ class L2SVM(_SupervisedLinear):
         Final objective (one per class for one-vs-rest).
     n_iter_ : ndarray
         Newton iterations per binary problem.
-    fit_results_ : list of MFNResult
-        Full solver output, including objective histories and CG iteration counts.
+    fit_results_ : list of MFNResult or DCDResult
+        Full solver output, including objective histories and CG iteration counts
+        (``"mfn"``) or epochs and the duality gap (``"dcd"``).
+    solver_ : str
+        The solver used.
     """
+
+    _defaultable = ("max_iter",)
+
+    def __init__(self, lam: float = 1.0, cost_positive: float = 1.0, cost_negative: float = 1.0,
+                 fit_intercept: bool = True, intercept_scaling: float = 1.0, tol: float = 1e-6,
+                 max_iter: int | None = None, max_cg_iter: int = 10_000, solver: str = "auto",
+                 random_state=None, verbose: int = 0):
+        super().__init__(lam=lam, cost_positive=cost_positive, cost_negative=cost_negative,
+                         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+                         tol=tol, max_iter=max_iter, max_cg_iter=max_cg_iter, verbose=verbose)
+        self.solver = solver
+        self.random_state = random_state
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        if self.solver not in ("auto", "mfn", "dcd"):
+            raise ValueError(f"solver must be 'auto', 'mfn' or 'dcd', got {self.solver!r}")
+
+    def _prepare(self, design, data):
+        solver = self.solver
+        if solver == "auto":
+            solver = "dcd" if design.sparse and \
+                data.labeled.size < _PRIMAL_ROWS_PER_FEATURE * design.n_weights else "mfn"
+        if solver == "dcd" and not design.sparse:
+            raise ValueError("solver='dcd' needs sparse X: pass scipy.sparse.csr_matrix(X) or "
+                             "use solver='mfn'")
+        self.solver_ = solver
+        return np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1)
+                                     if self.random_state is not None else 0)
 
     def _fit_binary(self, design, data, y_pm, positive_fraction, sample_weight, context=None,
                     seed=None):
         A = design.restrict(data.labeled)
         terms = HingeTerms(y_pm, _example_costs(self, data, y_pm, sample_weight))
-        return l2svm_mfn(A, terms, Ridge(self.lam), tol=self.tol, max_iter=self.max_iter,
-                         max_cg_iter=self.max_cg_iter, verbose=self.verbose)
+        if self.solver_ == "dcd":
+            max_iter = self.max_iter or 1000
+            res = l2svm_dual_cd(A, terms, self.lam, tol=self.tol, max_epochs=max_iter,
+                                random_state=int(context.integers(2**31 - 1)),
+                                verbose=self.verbose)
+        else:
+            max_iter = self.max_iter or 50
+            res = l2svm_mfn(A, terms, Ridge(self.lam), tol=self.tol, max_iter=max_iter,
+                            max_cg_iter=self.max_cg_iter, verbose=self.verbose)
+        if not res.converged:
+            warnings.warn(f"L2SVM (solver={self.solver_!r}) stopped at max_iter={max_iter} "
+                          f"before reaching tol={self.tol:g}: raise max_iter or tol",
+                          ConvergenceWarning, stacklevel=4)
+        return res
 
 
 class RLSClassifier(_SupervisedLinear):

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from semisup._validation import SemiSupervisedData, check_semi_supervised, check_X
+from semisup._validation import SemiSupervisedData, check_semi_supervised
 from semisup.manifold._rkhs import KernelGraphMixin, _check_int, _check_real
 
 
@@ -30,10 +30,7 @@ class ManifoldClassifier(KernelGraphMixin, ClassifierMixin, BaseEstimator):
                                      require_unlabeled=True, estimator=self)
         self._check_regularization()
         self._check_kernel_graph_params()
-        K = self._train_gram(data.X)
-        _, L, scale = self._graph_laplacian(data.X)
-        self.n_train_ = data.X.shape[0]
-        self.n_features_in_ = data.X.shape[1]
+        K, L, scale = self._fit_kernel_graph(data.X)
         self.classes_ = data.classes
         return data, K, L, scale
 
@@ -75,11 +72,7 @@ class ManifoldClassifier(KernelGraphMixin, ClassifierMixin, BaseEstimator):
         (n, n_classes).
         """
         check_is_fitted(self, "alpha_")
-        X = check_X(X, accept_sparse=self.kernel != "precomputed", estimator=self)
-        if self.kernel != "precomputed" and X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
-                             f"expecting {self.n_features_in_} features as input")
-        scores = self._test_gram(X) @ self.alpha_ + self.intercept_
+        scores = self._validated_test_gram(X) @ self.alpha_ + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X) -> np.ndarray:

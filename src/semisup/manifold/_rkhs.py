@@ -34,8 +34,10 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from semisup._validation import check_X
 from semisup.graph import GraphWarning, adjacency_graph, check_graph, graph_scale, laplacian
-from semisup.kernels import KERNELS, default_gamma, kernel_matrix
+from semisup.kernels import KERNELS, default_gamma, kernel_matrix, kernel_matrix_blocks
+from semisup.losses import squared_hinge
 
 GRAPH_WEIGHTS = ("heat", "binary", "cosine")
 GRAPH_METRICS = ("euclidean", "cosine")
@@ -138,7 +140,7 @@ def laplacian_objective(f_labeled: np.ndarray, y_pm: np.ndarray, alpha: np.ndarr
     elif loss == "hinge":
         data = np.mean(np.maximum(0.0, 1.0 - margin))
     elif loss == "squared_hinge":
-        data = np.mean(np.maximum(0.0, 1.0 - margin) ** 2)
+        data = np.mean(squared_hinge(margin))
     else:  # pragma: no cover - internal
         raise ValueError(loss)
     ridge = gamma_A * float(alpha @ K_alpha)
@@ -153,7 +155,7 @@ def laplacian_objective(f_labeled: np.ndarray, y_pm: np.ndarray, alpha: np.ndarr
 
 def gram_matrix(X, kernel: str = "rbf", gamma: float | None = None, degree: int = 3,
                 coef0: float = 1.0, block_rows: int = 2048) -> np.ndarray:
-    """``K(X, X)`` computed ``block_rows`` rows at a time with :func:`kernel_matrix`.
+    """``K(X, X)`` computed ``block_rows`` rows at a time (:func:`kernel_matrix_blocks`).
 
     Blocks bound the temporaries of the pairwise computation to ``O(block_rows n)`` and
     avoid ``X @ X.T`` on one buffer, which numpy hands to BLAS ``syrk``: with the bundled
@@ -163,14 +165,11 @@ def gram_matrix(X, kernel: str = "rbf", gamma: float | None = None, degree: int 
     """
     n = X.shape[0]
     if n <= block_rows:
+        # one block: the fancy-indexed copy is a second buffer, so the product is gemm too
         return kernel_matrix(X[np.r_[0:n]], X, kernel=kernel, gamma=gamma, degree=degree,
                              coef0=coef0)
-    K = np.empty((n, n))
-    for start in range(0, n, block_rows):
-        stop = min(n, start + block_rows)
-        K[start:stop] = kernel_matrix(X[start:stop], X, kernel=kernel, gamma=gamma,
-                                      degree=degree, coef0=coef0)
-    return K
+    return kernel_matrix_blocks(X, X, block_rows, kernel=kernel, gamma=gamma, degree=degree,
+                                coef0=coef0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -244,7 +243,48 @@ class KernelGraphMixin:
     ``graph_method`` (exact or approximate kNN), ``laplacian`` ('unnormalized',
     'normalized'), ``laplacian_power`` (``p`` of the iterated Laplacian ``L^p``) and
     ``graph_scale`` ('n2': ``1/(l+u)^2`` of eq. 6, 'sum': ``1/sum_ij W_ij``, 'none').
+
+    The estimators' ``fit`` share :meth:`_fit_kernel_graph` (``K``, ``L``, ``s``) and their
+    prediction :meth:`_validated_test_gram` (the kernel rows of new points).
     """
+
+    def _set_kernel_graph_params(self, *, gamma_A, gamma_I, kernel, gamma, degree, coef0, graph,
+                                 n_neighbors, graph_weight, t, graph_metric, graph_method,
+                                 laplacian, laplacian_power, graph_scale,
+                                 random_state) -> None:
+        """Store the ``__init__`` arguments common to every manifold estimator, unchanged.
+
+        One place for the assignments that each ``__init__`` would otherwise repeat;
+        scikit-learn only needs every ``__init__`` parameter stored under its own name.
+        """
+        self.gamma_A = gamma_A
+        self.gamma_I = gamma_I
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.graph = graph
+        self.n_neighbors = n_neighbors
+        self.graph_weight = graph_weight
+        self.t = t
+        self.graph_metric = graph_metric
+        self.graph_method = graph_method
+        self.laplacian = laplacian
+        self.laplacian_power = laplacian_power
+        self.graph_scale = graph_scale
+        self.random_state = random_state
+
+    def _fit_kernel_graph(self, X) -> tuple[np.ndarray, sp.csr_matrix, float]:
+        """``K``, ``L`` and the graph scale ``s`` over the validated training rows ``X``.
+
+        Sets ``gamma_``, ``X_fit_``, ``n_train_`` and ``n_features_in_``.  Called by
+        ``fit`` once the inputs and hyper-parameters are validated.
+        """
+        K = self._train_gram(X)
+        _, L, scale = self._graph_laplacian(X)
+        self.n_train_ = X.shape[0]
+        self.n_features_in_ = X.shape[1]
+        return K, L, scale
 
     def _check_kernel_graph_params(self) -> None:
         _check_choice(self.kernel, "kernel", KERNELS)
@@ -292,6 +332,14 @@ class KernelGraphMixin:
         return gram_matrix(X, kernel=self.kernel, gamma=self.gamma_, degree=self.degree,
                            coef0=self.coef0)
 
+    def _validated_test_gram(self, X) -> np.ndarray:
+        """Validate new rows (or their precomputed kernel) and return ``K(x, x_i)``."""
+        X = check_X(X, accept_sparse=self.kernel != "precomputed", estimator=self)
+        if self.kernel != "precomputed" and X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input")
+        return self._test_gram(X)
+
     def _test_gram(self, X) -> np.ndarray:
         """``K(x, x_i)`` for new rows ``x`` against the training rows (eq. 7)."""
         if self.kernel == "precomputed":
@@ -316,11 +364,11 @@ class KernelGraphMixin:
                     warnings.warn(f"X has {dup} duplicate rows: they are joined by "
                                   "zero-length edges (heat weight 1) and make the kernel "
                                   "matrix singular; the solution stays finite, but consider "
-                                  "removing them", GraphWarning, stacklevel=4)
+                                  "removing them", GraphWarning, stacklevel=5)
             k = min(self.n_neighbors, n - 1)
             if k < self.n_neighbors:
                 warnings.warn(f"n_neighbors={self.n_neighbors} >= n_samples={n}: using "
-                              f"{k} neighbours", GraphWarning, stacklevel=4)
+                              f"{k} neighbours", GraphWarning, stacklevel=5)
             W = adjacency_graph(X, n_neighbors=k, metric=self.graph_metric,
                                 weight=self.graph_weight, t=self.t,
                                 method=self.graph_method,

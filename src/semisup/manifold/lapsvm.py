@@ -177,28 +177,17 @@ class LapSVM(ManifoldClassifier):
                  graph_metric: str = "euclidean", graph_method: str = "auto",
                  laplacian: str = "unnormalized", laplacian_power: int = 1,
                  graph_scale: str = "n2", random_state: int | None = None, verbose: int = 0):
-        self.gamma_A = gamma_A
-        self.gamma_I = gamma_I
         self.loss = loss
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
         self.early_stopping = early_stopping
         self.check_every = check_every
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.graph = graph
-        self.n_neighbors = n_neighbors
-        self.graph_weight = graph_weight
-        self.t = t
-        self.graph_metric = graph_metric
-        self.graph_method = graph_method
-        self.laplacian = laplacian
-        self.laplacian_power = laplacian_power
-        self.graph_scale = graph_scale
-        self.random_state = random_state
+        self._set_kernel_graph_params(
+            gamma_A=gamma_A, gamma_I=gamma_I, kernel=kernel, gamma=gamma, degree=degree,
+            coef0=coef0, graph=graph, n_neighbors=n_neighbors, graph_weight=graph_weight, t=t,
+            graph_metric=graph_metric, graph_method=graph_method, laplacian=laplacian,
+            laplacian_power=laplacian_power, graph_scale=graph_scale, random_state=random_state)
         self.verbose = verbose
 
     def _resolve_solver(self) -> str:

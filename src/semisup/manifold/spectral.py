@@ -92,10 +92,7 @@ class _RegularizedSpectralBase(KernelGraphMixin, BaseEstimator):
         n = X.shape[0]
         if n < 3:
             raise ValueError(f"n_samples={n}: need at least 3 samples")
-        K = self._train_gram(X)
-        W, L, scale = self._graph_laplacian(X)
-        self.n_train_ = n
-        self.n_features_in_ = X.shape[1]
+        K, L, scale = self._fit_kernel_graph(X)
         self.reg_gamma_ = float(self.gamma_A) / (float(self.gamma_I) * scale)
         values, alphas, embedding = regularized_eigenmaps(K, L, self.reg_gamma_, n_components)
         self.eigenvalues_ = values
@@ -103,11 +100,7 @@ class _RegularizedSpectralBase(KernelGraphMixin, BaseEstimator):
         return embedding
 
     def _project(self, X) -> np.ndarray:
-        X = check_X(X, accept_sparse=self.kernel != "precomputed", estimator=self)
-        if self.kernel != "precomputed" and X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
-                             f"expecting {self.n_features_in_} features as input")
-        return self._test_gram(X) @ self.alphas_
+        return self._validated_test_gram(X) @ self.alphas_
 
     def __sklearn_tags__(self):
         return self._adjust_tags(super().__sklearn_tags__())
@@ -156,22 +149,11 @@ class LaplacianEigenmaps(TransformerMixin, _RegularizedSpectralBase):
                  laplacian: str = "unnormalized", laplacian_power: int = 1,
                  graph_scale: str = "n2", random_state: int | None = None):
         self.n_components = n_components
-        self.gamma_A = gamma_A
-        self.gamma_I = gamma_I
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.graph = graph
-        self.n_neighbors = n_neighbors
-        self.graph_weight = graph_weight
-        self.t = t
-        self.graph_metric = graph_metric
-        self.graph_method = graph_method
-        self.laplacian = laplacian
-        self.laplacian_power = laplacian_power
-        self.graph_scale = graph_scale
-        self.random_state = random_state
+        self._set_kernel_graph_params(
+            gamma_A=gamma_A, gamma_I=gamma_I, kernel=kernel, gamma=gamma, degree=degree,
+            coef0=coef0, graph=graph, n_neighbors=n_neighbors, graph_weight=graph_weight, t=t,
+            graph_metric=graph_metric, graph_method=graph_method, laplacian=laplacian,
+            laplacian_power=laplacian_power, graph_scale=graph_scale, random_state=random_state)
 
     def fit(self, X, y=None) -> LaplacianEigenmaps:
         """Compute the embedding of ``X`` (``y`` is ignored)."""
@@ -229,22 +211,11 @@ class RegularizedSpectralClustering(ClusterMixin, _RegularizedSpectralBase):
                  laplacian: str = "unnormalized", laplacian_power: int = 1,
                  graph_scale: str = "n2", random_state: int | None = None):
         self.n_clusters = n_clusters
-        self.gamma_A = gamma_A
-        self.gamma_I = gamma_I
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.graph = graph
-        self.n_neighbors = n_neighbors
-        self.graph_weight = graph_weight
-        self.t = t
-        self.graph_metric = graph_metric
-        self.graph_method = graph_method
-        self.laplacian = laplacian
-        self.laplacian_power = laplacian_power
-        self.graph_scale = graph_scale
-        self.random_state = random_state
+        self._set_kernel_graph_params(
+            gamma_A=gamma_A, gamma_I=gamma_I, kernel=kernel, gamma=gamma, degree=degree,
+            coef0=coef0, graph=graph, n_neighbors=n_neighbors, graph_weight=graph_weight, t=t,
+            graph_metric=graph_metric, graph_method=graph_method, laplacian=laplacian,
+            laplacian_power=laplacian_power, graph_scale=graph_scale, random_state=random_state)
 
     def fit(self, X, y=None) -> RegularizedSpectralClustering:
         """Cluster ``X`` (``y`` is ignored)."""

@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from semisup.kernels import kernel_matrix
+from semisup.kernels import kernel_matrix_blocks
 
 LAPLACIANS = ("unnormalized", "normalized")
 
@@ -48,13 +48,8 @@ def prototype_kernel(X, V, gamma: float, block_size: int | None = None) -> np.nd
     -------
     ndarray of shape (n, m)
     """
-    n, m = X.shape[0], V.shape[0]
-    step = _block_rows(m, block_size)
-    H = np.empty((n, m), dtype=np.float64)
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        H[start:stop] = kernel_matrix(X[start:stop], V, kernel="rbf", gamma=gamma)
-    return H
+    return kernel_matrix_blocks(X, V, _block_rows(V.shape[0], block_size), kernel="rbf",
+                                gamma=gamma)
 
 
 def sparsify_rows(H: np.ndarray, k: int) -> sp.csr_matrix:

@@ -4,9 +4,15 @@
 does not depend on the labels: ``H = K(X, V)`` (eq. 17), the Nyström graph term
 ``H^T S H`` (eqs. 13-14, ``O(n m^2)``), ``H^T H`` and ``K_v``.  :meth:`PrototypeGraph.solve`
 then fits any labeling in ``O(l m^2 + m^3)``: eq. (23) for the square loss, eqs. (24)-(29)
-for the hinge loss.  The estimator :class:`~semisup.prototypes.PrototypeVectorMachine` is
-one ``PrototypeGraph`` plus one ``solve``; model selection over labelings, folds and ``C1``
-reuses one ``PrototypeGraph`` per kernel width.
+for the hinge loss.  The hinge dual (eq. 27) is ``max_beta -1/2 beta^T Q beta + 1^T beta``,
+``0 <= beta_i <= C1``, with ``Q = (H_l A^+ H_l^T) o (y y^T)`` (eq. 28): an SVM dual on ``l``
+variables with the kernel ``G = H_l A^+ H_l^T`` (:func:`hinge_kernel`), solved by libsvm
+through :func:`semisup.solvers.qp.svm_dual` with the unpenalised bias
+(``fit_intercept=True``, the standard SVM dual) or without it (eq. 27 exactly).
+
+The estimator :class:`~semisup.prototypes.PrototypeVectorMachine` is one ``PrototypeGraph``
+plus one ``solve``; model selection over labelings, folds and ``C1`` reuses one
+``PrototypeGraph`` per kernel width.
 
 Internally the prototype labels are written ``f_v = P g`` with ``P = U Sigma^-1/2`` from
 ``H^T H = U Sigma U^T``, so that ``||H f_v|| = ||g||``.  Directions of ``f_v`` that ``H``
@@ -24,7 +30,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from semisup.kernels import kernel_matrix
-from semisup.prototypes._dual import solve_hinge_dual
 from semisup.prototypes.lowrank import (
     NystromLaplacian,
     prototype_kernel,
@@ -33,6 +38,7 @@ from semisup.prototypes.lowrank import (
     sparsify_rows,
     weighted_cross,
 )
+from semisup.solvers.qp import svm_dual
 
 LOSSES = ("square", "hinge")
 REGULARIZERS = ("unlabeled", "rkhs")
@@ -184,9 +190,10 @@ class PrototypeGraph:
         b = np.zeros(Y.shape[1])
         n_iter = np.zeros(Y.shape[1], dtype=np.int64)
         for k in range(Y.shape[1]):
-            sol = solve_hinge_dual(G, Y[:, k], C1, fit_intercept, tol=tol)
-            F[:, k] = self.P @ (A_pinv_Hl @ sol.signed_beta)   # eq. (29)
-            b[k], n_iter[k] = sol.bias, sol.n_iter
+            # eq. (27) is an SVM dual with kernel G (with or without the bias)
+            res = svm_dual(G, Y[:, k], C1, tol=tol, fit_intercept=fit_intercept)
+            F[:, k] = self.P @ (A_pinv_Hl @ (res.beta * Y[:, k]))   # eq. (29): beta o y
+            b[k], n_iter[k] = res.bias, res.n_iter
         return PVMSolution(F, b, n_iter, scale)
 
     def square_path(self, labeled: np.ndarray, Y: np.ndarray, C1_values, C2: float = 0.0,

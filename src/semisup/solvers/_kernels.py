@@ -9,9 +9,12 @@ and reduces the buffers at the end.
 
 from __future__ import annotations
 
+import contextlib
+
 import numba
 import numpy as np
 from numba import njit, prange
+from threadpoolctl import threadpool_limits
 
 # Below this many stored entries a serial loop wins: a parallel region costs a thread
 # hand-off (microseconds on an idle machine, milliseconds when the cores are busy), and
@@ -83,6 +86,19 @@ def csr_rows_weighted_sq_colsum(indptr, indices, data, rows, c, out):
             out[indices[jj]] += ck * data[jj] * data[jj]
 
 
+@njit(cache=True, nogil=True)
+def csr_rows_sq_norms(indptr, data, rows):
+    """``||X[rows[k]]||^2`` for every ``k``."""
+    out = np.zeros(rows.shape[0])
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        s = 0.0
+        for jj in range(indptr[i], indptr[i + 1]):
+            s += data[jj] * data[jj]
+        out[k] = s
+    return out
+
+
 def chunk_bounds(indptr: np.ndarray, rows: np.ndarray, n_chunks: int) -> np.ndarray:
     """Split ``rows`` into ``n_chunks`` contiguous pieces holding about equal non-zeros."""
     nnz_per_row = indptr[rows + 1] - indptr[rows]
@@ -96,6 +112,18 @@ def chunk_bounds(indptr: np.ndarray, rows: np.ndarray, n_chunks: int) -> np.ndar
 def n_threads() -> int:
     """Threads numba will use for the parallel kernels."""
     return int(numba.get_num_threads())
+
+
+def sparse_solver_threads(sparse: bool):
+    """Context for a solve on sparse data: BLAS limited to one thread.
+
+    On sparse data the numba kernels do the heavy work and BLAS only sees vectors of
+    length ``n_rows`` or ``d``; OpenBLAS nevertheless threads dot products of more than a
+    few thousand entries, and its threads spin-wait afterwards, taking the cores the
+    parallel kernels need (measured on MNIST: a CGLS iteration 2.6x slower).  Dense data
+    keeps BLAS threads: there BLAS *is* the heavy work.
+    """
+    return threadpool_limits(1, user_api="blas") if sparse else contextlib.nullcontext()
 
 
 def csr_rows_matvec(indptr, indices, data, rows, w, out, parallel: bool) -> None:

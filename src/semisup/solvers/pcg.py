@@ -28,6 +28,7 @@ from typing import Protocol
 
 import numpy as np
 
+from semisup.losses import squared_hinge
 from semisup.solvers.line_search import exact_line_search
 
 # ----------------------------------------------------------------------------------------
@@ -160,7 +161,8 @@ class SquaredHingePCGResult:
 
 
 def _loss_value(o, y, cost) -> float:
-    return 0.5 * float(np.sum(cost * np.maximum(0.0, 1.0 - y * o) ** 2))
+    # np.sum of the products, not HingeTerms.value's dot product: keeps the historical rounding
+    return 0.5 * float(np.sum(cost * squared_hinge(y * o)))
 
 
 def _loss_grad(o, y, cost) -> np.ndarray:

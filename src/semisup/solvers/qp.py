@@ -9,6 +9,17 @@ the dual of ``min (1/2)||w||^2 + C sum_i max(0, 1 - y_i (<w, phi_i> + b))`` with
 :class:`sklearn.svm.SVC` with ``kernel='precomputed'`` solves exactly (*) (SMO with
 second-order working-set selection); its ``dual_coef_`` holds ``y_i beta_i`` for the
 support vectors and its decision values are ``sum_j y_j beta_j G_ij + b``.
+
+Without the bias (``fit_intercept=False``) the dual has no equality constraint:
+
+    max_beta  sum_i beta_i - (1/2) sum_ij beta_i beta_j y_i y_j G_ij,   0 <= beta_i <= C  (**)
+
+(e.g. the hinge dual of the prototype vector machine, eq. 27 of its paper).  libsvm always
+has a bias, so it is given the symmetrised set ``{(phi_i, y_i)} U {(-phi_i, -y_i)}``
+(kernel ``[[G, -G], [-G, G]]``) with ``C / 2``.  That problem's objective is invariant under
+``b -> -b``, so by convexity ``b = 0`` is optimal and ``w`` (unique) minimises
+``(1/2)||w||^2 + C sum_i max(0, 1 - y_i <w, phi_i>)``; the dual variables of (**) are
+``beta_i = beta_i^+ + beta_i^-``, with the same objective value.
 """
 
 from __future__ import annotations
@@ -45,8 +56,9 @@ class SVMDualResult:
 
 
 def svm_dual(G: np.ndarray, y: np.ndarray, C: float, tol: float = 1e-5,
-             max_iter: int = -1, cache_size: float = 200.0) -> SVMDualResult:
-    """Solve the SVM dual (*) with libsvm.
+             max_iter: int = -1, cache_size: float = 200.0,
+             fit_intercept: bool = True) -> SVMDualResult:
+    """Solve the SVM dual (*) with libsvm, or (**) without the bias.
 
     Parameters
     ----------
@@ -63,12 +75,18 @@ def svm_dual(G: np.ndarray, y: np.ndarray, C: float, tol: float = 1e-5,
         SMO iteration limit (``-1``: none).
     cache_size : float
         libsvm kernel cache in MB.
+    fit_intercept : bool
+        With a free bias (the dual (*)) or without one (the dual (**), solved through the
+        symmetrised problem of size ``2 l``; ``bias`` is then 0 and ``y`` may hold a
+        single class).
 
     Returns
     -------
     SVMDualResult
     """
     y = np.asarray(y, dtype=np.float64)
+    if not fit_intercept:
+        return _svm_dual_without_bias(G, y, C, tol, max_iter, cache_size)
     if not np.all(np.isin(y, (-1.0, 1.0))) or np.unique(y).size != 2:
         raise ValueError("y must hold +1 and -1 labels, both present")
     if not C > 0:
@@ -86,3 +104,18 @@ def svm_dual(G: np.ndarray, y: np.ndarray, C: float, tol: float = 1e-5,
     at_bound = int(np.count_nonzero(beta >= C * (1 - 1e-12)))
     return SVMDualResult(beta=beta, bias=float(svc.intercept_[0]), objective=objective,
                          n_iter=n_iter, at_bound=at_bound)
+
+
+def _svm_dual_without_bias(G: np.ndarray, y: np.ndarray, C: float, tol: float, max_iter: int,
+                           cache_size: float) -> SVMDualResult:
+    """(**) as (*) on the symmetrised set (see the module docstring)."""
+    l = y.size
+    G2 = np.empty((2 * l, 2 * l))
+    G2[:l, :l] = G2[l:, l:] = G
+    G2[:l, l:] = G2[l:, :l] = -G
+    res = svm_dual(G2, np.r_[y, -y], 0.5 * C, tol=tol, max_iter=max_iter,
+                   cache_size=cache_size)
+    beta = res.beta[:l] + res.beta[l:]
+    at_bound = int(np.count_nonzero(beta >= C * (1 - 1e-12)))
+    return SVMDualResult(beta=beta, bias=0.0, objective=res.objective, n_iter=res.n_iter,
+                         at_bound=at_bound)
