@@ -45,18 +45,52 @@ def test_parallel_kernel_chunks_cover_all_rows(rng):
 
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("seeded", [False, True])
-def test_cgls_equals_dense_solve(rng, sparse, seeded):
+@pytest.mark.parametrize("precondition", [False, "jacobi", "sketch"])
+def test_cgls_equals_dense_solve(rng, sparse, seeded, precondition):
     X, y = make_problem(rng, n=80, d=25, sparse=sparse)
     rows = np.arange(0, 80, 2)
     cost = rng.uniform(0.1, 3.0, size=rows.size)
     lam = 0.3
     A = Design(X).restrict(rows)
     x0 = rng.normal(size=26) if seeded else None
-    res = cgls(A, cost, y[rows], Ridge(lam), x0=x0, tol=1e-12, max_iter=1000)
+    res = cgls(A, cost, y[rows], Ridge(lam), x0=x0, tol=1e-12, max_iter=1000,
+               precondition=precondition)
     Xa = dense_with_bias(X)[rows]
     exact = np.linalg.solve(lam * np.eye(26) + Xa.T @ (cost[:, None] * Xa), Xa.T @ (cost * y[rows]))
     assert res.converged
     np.testing.assert_allclose(res.x, exact, rtol=1e-8, atol=1e-10)
+
+
+def test_design_row_norms_and_materialize_match_dense(rng):
+    X, _ = make_problem(rng, n=50, d=7, sparse=True)
+    A = Design(X, intercept_scaling=2.0).restrict(np.array([3, 9, 20]))
+    Xa = dense_with_bias(X)[[3, 9, 20]] * np.r_[np.ones(7), 2.0]
+    np.testing.assert_allclose(A.row_sq_norms(), (Xa**2).sum(1))
+    np.testing.assert_allclose(A.materialize().toarray(), Xa)
+
+
+def test_sketch_preconditioner_needs_far_fewer_iterations_on_correlated_columns(rng):
+    """Jacobi ignores correlations between features; the sampled Cholesky factor does not."""
+    n, d = 4000, 60
+    mix = rng.normal(size=(d, d)) * np.logspace(0, -3, d)  # strongly correlated columns
+    X = sp.csr_matrix(rng.normal(size=(n, d)) @ mix)
+    y = np.sign(rng.normal(size=n))
+    cost = np.r_[np.full(100, 1.0), np.full(n - 100, 1e-3)]  # few heavy rows, as in DA
+    A, reg = Design(X), Ridge(1e-6)
+    jac = cgls(A, cost, y, reg, tol=1e-8, precondition="jacobi")
+    sk = cgls(A, cost, y, reg, tol=1e-8, precondition="sketch")
+    assert jac.converged and sk.converged
+    assert sk.n_iter * 5 < jac.n_iter
+    np.testing.assert_allclose(sk.x, jac.x, rtol=1e-4, atol=1e-6 * np.abs(jac.x).max())
+
+
+def test_preconditioner_choice():
+    from semisup.solvers.preconditioners import make_preconditioner
+
+    A = Design(np.ones((10, 3)))
+    assert make_preconditioner(False, A, np.ones(10), Ridge(1.0)) is None
+    with pytest.raises(ValueError, match="precondition must be"):
+        make_preconditioner("ilu", A, np.ones(10), Ridge(1.0))
 
 
 def test_cgls_seeding_saves_iterations(rng):

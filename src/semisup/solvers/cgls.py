@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from semisup.solvers.preconditioners import make_preconditioner
+
 
 @dataclass
 class CGLSResult:
@@ -38,14 +40,15 @@ class CGLSResult:
 
 
 def cgls(A, cost: np.ndarray, target: np.ndarray, reg, x0: np.ndarray | None = None,
-         tol: float = 1e-6, max_iter: int = 10_000, precondition: bool = True) -> CGLSResult:
+         tol: float = 1e-6, max_iter: int = 10_000, precondition="auto") -> CGLSResult:
     """Solve ``[R + A^T C A] x = A^T C t`` by conjugate gradients, seeded at ``x0``.
 
     Parameters
     ----------
     A : operator
         ``A.matvec(x)`` (length ``n_rows``) and ``A.rmatvec(q)`` (length ``n_weights``);
-        with ``precondition``, also ``A.weighted_column_sq(c)`` = ``diag(A^T diag(c) A)``.
+        with ``precondition``, also ``A.weighted_column_sq(c)`` = ``diag(A^T diag(c) A)``,
+        and for the sketch ``A.row_sq_norms()``, ``A.restrict`` and ``A.materialize``.
     cost : ndarray of shape (n_rows,)
         Diagonal of ``C`` (non-negative).
     target : ndarray of shape (n_rows,)
@@ -60,11 +63,11 @@ def cgls(A, cost: np.ndarray, target: np.ndarray, reg, x0: np.ndarray | None = N
         norm of the right-hand side ``A^T C t`` (the paper's relative stopping rule).
     max_iter : int
         Maximum number of iterations.
-    precondition : bool
-        Jacobi (diagonal) preconditioning by ``diag(R + A^T C A)``.  It costs one pass
-        over the active rows per call and cuts the iterations when the columns have very
-        different scales (pixels, one-hot codes, raw counts); the stopping rule is
-        unchanged.
+    precondition : {"auto", "jacobi", "sketch"} or bool
+        Preconditioner of :mod:`semisup.solvers.preconditioners`: Jacobi
+        (``diag(R + A^T C A)``, one pass over the rows) or a Cholesky factor of a
+        row-sampled ``R + A^T C A`` (small ``d``); ``"auto"``/``True`` picks by shape,
+        ``False`` runs plain CGLS.  The stopping rule is unchanged.
 
     Returns
     -------
@@ -81,12 +84,8 @@ def cgls(A, cost: np.ndarray, target: np.ndarray, reg, x0: np.ndarray | None = N
         else float(np.linalg.norm(r))
     if b_norm == 0.0:
         b_norm = 1.0
-    if precondition:
-        diag = reg.diagonal(n) + A.weighted_column_sq(cost)
-        inv_diag = np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 1.0)
-    else:
-        inv_diag = None
-    s = r if inv_diag is None else inv_diag * r
+    M = make_preconditioner(precondition, A, cost, reg)
+    s = r if M is None else M(r)
     rho = float(r @ s)
     omega = float(r @ r)
     p = s.copy()
@@ -104,7 +103,7 @@ def cgls(A, cost: np.ndarray, target: np.ndarray, reg, x0: np.ndarray | None = N
         Rx += gamma * Rp
         z -= gamma * Cq
         r = A.rmatvec(z) - Rx
-        s = r if inv_diag is None else inv_diag * r
+        s = r if M is None else M(r)
         rho_new = float(r @ s)
         omega = float(r @ r)
         p *= rho_new / rho

@@ -28,7 +28,6 @@ import numpy as np
 from numba import njit
 
 from semisup.losses import HingeTerms
-from semisup.solvers._kernels import csr_rows_sq_norms
 
 
 @dataclass
@@ -168,7 +167,7 @@ def l2svm_dual_cd(A, terms: HingeTerms, lam: float, tol: float = 1e-6, max_epoch
     s = A.intercept_scaling if A.fit_intercept else 0.0
     indptr, indices, data = A._indptr, A._indices, A._data
     dd = lam / c
-    qd = csr_rows_sq_norms(indptr, data, rows) + s * s + dd
+    qd = A.row_sq_norms()[term_rows[keep]] + dd
     alpha = np.zeros(rows.size)
     w = np.zeros(A.n_features + 1)
     eps, epochs, history = 0.1, 0, []

@@ -135,6 +135,17 @@ class Design:
             out[self.n_features] = self.intercept_scaling ** 2 * c.sum()
         return out
 
+    def row_sq_norms(self) -> np.ndarray:
+        """``||x_i||^2`` of every row of the operator (the constant column included)."""
+        if self.sparse:
+            out = _kernels.csr_rows_sq_norms(self._indptr, self._data, self.rows)
+        else:
+            block = self.X if self._dense_block is None else self._dense_block
+            out = np.einsum("ij,ij->i", block, block)
+        if self.fit_intercept:
+            out += self.intercept_scaling ** 2
+        return out
+
     def materialize(self):
         """The operator's rows as an explicit matrix (CSR or dense), intercept column included.
 
