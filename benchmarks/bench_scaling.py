@@ -49,8 +49,8 @@ def part_a(ks) -> list:
     X_sup = sp.vstack([b.X_train[lab], b.X_test], format="csr")
     y_sup = (np.concatenate([b.y_train[lab], b.y_test]) > 0).astype(np.int64)
     methods = {
-        "L2SVM (labeled+test rows, lam=0.01 k)": (
-            lambda k: L2SVM(lam=0.01 * k), X_sup, y_sup),
+        "L2SVM-MFN (labeled+test rows, lam=0.01 k)": (
+            lambda k: L2SVM(lam=0.01 * k, solver="mfn"), X_sup, y_sup),
         "TSVM S=max": (lambda k: TransductiveSVM(lam=1e-3, lam_u=1.0, positive_fraction=0.5),
                        b.X_train, y_semi),
         "DA": (lambda k: DeterministicAnnealingSVM(lam=1e-3, lam_u=1.0, positive_fraction=0.5),
@@ -77,13 +77,13 @@ def part_b(sizes, label_fraction: float) -> list:
     rng = np.random.default_rng(0)
     perm = rng.permutation(X.shape[0])
     rows = []
-    for name in ("L2SVM lam=100 (all rows labeled)", "TSVM S=max lam=1e-3"):
+    for name in ("L2SVM-MFN lam=100 (all rows labeled)", "TSVM S=max lam=1e-3"):
         base = None
         for n in sizes:
             idx = np.sort(perm[:n])
             Xn, yn = X[idx], y[idx]
             if name.startswith("L2SVM"):
-                s = fit_stats(L2SVM(lam=100.0), Xn, yn)
+                s = fit_stats(L2SVM(lam=100.0, solver="mfn"), Xn, yn)
             else:
                 lab = pick_labeled(yn, max(2, int(round(label_fraction * n))), seed=1)
                 s = fit_stats(TransductiveSVM(lam=1e-3, lam_u=1.0), Xn, semi_targets(yn, lab))

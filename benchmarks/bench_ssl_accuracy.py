@@ -54,7 +54,7 @@ def fit(make, X, y):
 
 def rounds(est) -> str:
     r = est.fit_results_[0]
-    return f"{r.n_iter} / {r.n_cg_iter}"
+    return f"{r.n_iter} / {getattr(r, 'n_cg_iter', '-')}"  # dual CD has no CG
 
 
 def pcmac_rows() -> list:

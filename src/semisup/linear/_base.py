@@ -114,7 +114,8 @@ class LinearSemiSupervisedClassifier(LinearClassifierMixin, ClassifierMixin, Bas
         transduction = np.empty(data.X.shape[0], dtype=data.classes.dtype)
         transduction[data.labeled] = data.classes[data.y_index]
         if data.unlabeled.size:
-            transduction[data.unlabeled] = self.predict(data.X[data.unlabeled])
+            # predicting every row costs little more and never copies the unlabeled rows
+            transduction[data.unlabeled] = self.predict(data.X)[data.unlabeled]
         self.transduction_ = transduction
         return self
 

@@ -18,8 +18,8 @@ from semisup.solvers.mfn import MFNResult, l2svm_mfn
 
 # "auto" keeps the primal finite Newton method when rows outnumber features by more than
 # this: its CG systems are then small and well conditioned (SecStr one-hot, 265 rows per
-# feature: MFN 6x faster than dual CD), while dual coordinate descent wins on text and on
-# MNIST (76 rows per feature: 3x faster).  See benchmarks/bench_supervised_vs_liblinear.py.
+# feature: MFN 5x faster than dual CD), while dual coordinate descent wins on text and on
+# MNIST (76 rows per feature: 1.6x faster).  See benchmarks/bench_supervised_vs_liblinear.py.
 _PRIMAL_ROWS_PER_FEATURE = 100
 
 

@@ -14,12 +14,14 @@ import contextlib
 import numba
 import numpy as np
 from numba import njit, prange
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 # Below this many stored entries a serial loop wins: a parallel region costs a thread
 # hand-off (microseconds on an idle machine, milliseconds when the cores are busy), and
 # the transposed product needs per-chunk buffers.
 PARALLEL_MIN_NNZ = 1_000_000
+
+_CONTROLLER = None
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -123,7 +125,12 @@ def sparse_solver_threads(sparse: bool):
     parallel kernels need (measured on MNIST: a CGLS iteration 2.6x slower).  Dense data
     keeps BLAS threads: there BLAS *is* the heavy work.
     """
-    return threadpool_limits(1, user_api="blas") if sparse else contextlib.nullcontext()
+    if not sparse:
+        return contextlib.nullcontext()
+    global _CONTROLLER
+    if _CONTROLLER is None:  # scanning the loaded libraries costs ~1 ms: do it once
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
 def csr_rows_matvec(indptr, indices, data, rows, w, out, parallel: bool) -> None:
