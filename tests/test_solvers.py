@@ -135,6 +135,20 @@ def test_line_search_equals_brute_force(seed, m, lam):
         assert abs(slope) <= 1e-4 * max(1.0, abs(phi_d))
 
 
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 30))
+def test_line_search_over_shared_rows_equals_expanded_terms(seed, n):
+    """DA's two terms per row, given as a row map, equal the explicitly expanded terms."""
+    rng = np.random.default_rng(seed)
+    o, ob = rng.normal(scale=2, size=n), rng.normal(scale=2, size=n)
+    rows = np.concatenate([np.arange(n), np.arange(n)])
+    y = np.concatenate([np.ones(n), -np.ones(n)])
+    c = rng.uniform(0.0, 1.0, size=2 * n)
+    a = exact_line_search(o, ob, y, c, -0.3, 0.7, rows=rows)
+    b = exact_line_search(o[rows], ob[rows], y, c, -0.3, 0.7)
+    assert a == b
+
+
 def _scipy_l2svm(Xa, y, c, lam):
     def f(w):
         m = np.maximum(0.0, 1.0 - y * (Xa @ w))

@@ -5,62 +5,106 @@ Along the ray ``w + delta (w_bar - w)`` the objective
     phi(delta) = (1/2) w(delta)^T R w(delta) + (1/2) sum_i c_i max(0, 1 - y_i o_i(delta))^2
 
 is strictly convex and piecewise quadratic; ``phi'`` is continuous and piecewise linear
-with break points where an example enters or leaves the active set.  We sort the
-break points and walk them (vectorised with cumulative sums) to the root of ``phi'``.
+with break points where an example enters or leaves the active set.  We collect the
+break points ahead of 0 in one compiled pass (no per-term temporaries: DA has two terms per
+unlabeled row), sort them and walk them to the root of ``phi'``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def _break_points(o, ob, rows, y, c):
+    """Slope and intercept of ``phi'`` at 0 and the break points ahead, in one pass each.
+
+    ``rows[i]`` is the data row of term ``i`` (``rows`` empty: term ``i`` uses row ``i``).
+    Returns ``(slope, intercept, bp, dslope, dint)``: at break point ``bp[k]`` the slope of
+    ``phi'`` changes by ``dslope[k]`` and its intercept by ``dint[k]``.
+    """
+    m = y.shape[0]
+    mapped = rows.shape[0] > 0
+    slope = 0.0
+    intercept = 0.0
+    n_ahead = 0
+    for i in range(m):
+        r = rows[i] if mapped else i
+        d = ob[r] - o[r]
+        if c[i] <= 0.0 or d == 0.0:
+            continue
+        if y[i] * o[r] < 1.0:
+            slope += c[i] * d * d
+            intercept += c[i] * (o[r] - y[i]) * d
+        if (y[i] - o[r]) / d > 0.0:
+            n_ahead += 1
+    bp = np.empty(n_ahead)
+    dslope = np.empty(n_ahead)
+    dint = np.empty(n_ahead)
+    k = 0
+    for i in range(m):
+        r = rows[i] if mapped else i
+        d = ob[r] - o[r]
+        if c[i] <= 0.0 or d == 0.0:
+            continue
+        b = (y[i] - o[r]) / d
+        if b > 0.0:
+            # an active term leaves the set at its break point, an inactive one enters
+            sign = -1.0 if y[i] * o[r] < 1.0 else 1.0
+            bp[k] = b
+            dslope[k] = sign * c[i] * d * d
+            dint[k] = sign * c[i] * (o[r] - y[i]) * d
+            k += 1
+    return slope, intercept, bp, dslope, dint
+
+
+@njit(cache=True, nogil=True)
+def _walk(slope, intercept, bp, dslope, dint, order):
+    """Root of the piecewise-linear, non-decreasing ``phi'`` (break points in ``order``)."""
+    prev = 0.0
+    for k in order:
+        if intercept + slope * bp[k] >= 0.0:  # phi' crosses zero before this break point
+            break
+        prev = bp[k]
+        slope += dslope[k]
+        intercept += dint[k]
+    if slope <= 0.0:
+        return prev
+    return -intercept / slope
 
 
 def exact_line_search(outputs: np.ndarray, outputs_bar: np.ndarray, y: np.ndarray,
-                      cost: np.ndarray, reg_cross: float, reg_curv: float) -> float:
+                      cost: np.ndarray, reg_cross: float, reg_curv: float,
+                      rows: np.ndarray | None = None) -> float:
     """Minimiser ``delta >= 0`` of eq. 5 of the SVMlin paper.
 
     Parameters
     ----------
-    outputs, outputs_bar : ndarray of shape (m,)
-        Outputs ``o_i`` at ``w`` and ``w_bar`` of every loss term (a data row may
-        appear in several terms, as the duplicated unlabeled rows of deterministic
-        annealing do).
+    outputs, outputs_bar : ndarray
+        Outputs at ``w`` and ``w_bar``: of every loss term, or of every data row when
+        ``rows`` maps the terms to rows (a data row may appear in several terms, as the
+        duplicated unlabeled rows of deterministic annealing do).
     y : ndarray of shape (m,)
         Target sign ``+1/-1`` of each term.
     cost : ndarray of shape (m,)
         Non-negative cost ``c_i`` of each term.
     reg_cross, reg_curv : float
         ``w^T R (w_bar - w)`` and ``(w_bar - w)^T R (w_bar - w)``.
+    rows : ndarray of int of shape (m,), optional
+        Data row of each term (no per-term copy of the outputs is made).
 
     Returns
     -------
     float
         The exact minimiser of ``phi`` over ``delta >= 0``.
     """
-    d = outputs_bar - outputs
-    moving = (d != 0.0) & (cost > 0.0)
-    o, d, yy, c = outputs[moving], d[moving], y[moving], cost[moving]
-    active = yy * o < 1.0
-    slope = reg_curv + float(np.sum(c[active] * d[active] ** 2))
-    intercept = reg_cross + float(np.sum(c[active] * (o[active] - yy[active]) * d[active]))
+    rows = np.empty(0, dtype=np.int64) if rows is None else rows
+    slope, intercept, bp, dslope, dint = _break_points(
+        np.asarray(outputs, dtype=np.float64), np.asarray(outputs_bar, dtype=np.float64),
+        rows, np.asarray(y, dtype=np.float64), np.asarray(cost, dtype=np.float64))
+    slope += reg_curv
+    intercept += reg_cross
     if intercept >= 0.0:  # phi is non-decreasing from delta = 0
         return 0.0
-    # break points strictly ahead: terms leaving (active) or entering (inactive) the set
-    with np.errstate(divide="ignore", invalid="ignore"):
-        bp = (yy - o) / d
-    ahead = bp > 0.0
-    bp, o, d, yy, c, active = bp[ahead], o[ahead], d[ahead], yy[ahead], c[ahead], active[ahead]
-    order = np.argsort(bp, kind="stable")
-    bp = bp[order]
-    sign = np.where(active[order], -1.0, 1.0)  # leaving removes the term, entering adds it
-    dslope = sign * (c * d * d)[order]
-    dint = sign * (c * (o - yy) * d)[order]
-    # slope/intercept on the segment that ends at break point k
-    seg_slope = slope + np.concatenate(([0.0], np.cumsum(dslope)))
-    seg_int = intercept + np.concatenate(([0.0], np.cumsum(dint)))
-    deriv_at_bp = seg_int[:-1] + seg_slope[:-1] * bp
-    nonneg = deriv_at_bp >= 0.0  # monotone: phi' is non-decreasing
-    k = int(np.argmax(nonneg)) if nonneg.any() else bp.shape[0]
-    s, i0 = seg_slope[k], seg_int[k]
-    if s <= 0.0:
-        return float(bp[k - 1]) if k > 0 else 0.0
-    return float(-i0 / s)
+    return float(_walk(slope, intercept, bp, dslope, dint, np.argsort(bp, kind="stable")))

@@ -115,8 +115,8 @@ def l2svm_mfn(A, terms: HingeTerms, reg, w0: np.ndarray | None = None,
             break
         step = w_bar - w
         Rstep = reg.matvec(step)
-        delta = exact_line_search(terms.expand(o), terms.expand(o_bar), terms.y, terms.cost,
-                                  float(w @ Rstep), float(step @ Rstep))
+        delta = exact_line_search(o, o_bar, terms.y, terms.cost, float(w @ Rstep),
+                                  float(step @ Rstep), rows=terms.rows)
         w += delta * step
         o += delta * (o_bar - o)
         f_new = reg.value(w) + terms.value(o)
