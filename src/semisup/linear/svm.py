@@ -111,7 +111,7 @@ class L2SVM(_SupervisedLinear):
     objective_ : float or ndarray
         Final objective (one per class for one-vs-rest).
     n_iter_ : ndarray
-        Newton iterations per binary problem.
+        Newton iterations (``"mfn"``) or epochs (``"dcd"``) per binary problem.
     fit_results_ : list of MFNResult or DCDResult
         Full solver output, including objective histories and CG iteration counts
         (``"mfn"``) or epochs and the duality gap (``"dcd"``).
