@@ -251,7 +251,8 @@ def apply_threads(args) -> tuple[str, str]:
     """Apply ``--one-thread``; return (results-name suffix, sentence for the report)."""
     if not getattr(args, "one_thread", False):
         return "", ("Threads: library defaults (numba parallel kernels above the library's "
-                    "non-zero threshold, OpenBLAS default threads).")
+                    "non-zero threshold; estimators limit BLAS to one thread while they fit "
+                    "sparse data).")
     import numba
     from threadpoolctl import threadpool_limits
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import PeakRSS, report, rss_bytes, run_isolated, table  # noqa: E402
+from _common import Contention, PeakRSS, report, rss_bytes, run_isolated, table  # noqa: E402
 
 N_CLASSES = 5
 MNIST_DIGITS = [3, 5, 6, 8, 9]
@@ -234,98 +234,99 @@ def main(argv=None) -> None:
     log = lambda s: print(s, flush=True)  # noqa: E731
     t_start = time.perf_counter()
     thread_list = [int(t) for t in args.threads.split(",")]
+    with Contention() as load:
 
-    # 1. scaling to a million points; beta and C1 by CV at the smallest size
-    sizes = [int(s) for s in args.sizes.split(",")]
-    X, y = synthetic(sizes[0])
-    with threadpool_limits(1):
-        p_syn, cv_syn = select_pvm(X, partial(y, 50, seed=1), log)
-    del X, y
-    runs = []
-    n_max = sizes[-1]
-    for threads in thread_list:
-        for n in sizes:
-            r = run_worker("pvm", "synthetic", n, {**p_syn, "n_prototypes": 200}, threads)
-            runs.append(("PVM(sqr), k-means", threads, r))
-            log(f"threads={threads} n={n:,}: fit {r['fit_s']:.1f} s, peak "
-                f"{gib(r['rss_peak'])} GiB, error {r['error']:.2f}%  {r['timings']}")
-        extra = [("PVM(hinge), k-means", {**p_syn, "n_prototypes": 200, "loss": "hinge"})]
-        if threads == thread_list[0]:
-            extra.append(("PVM(sqr), mini-batch k-means",
-                          {**p_syn, "n_prototypes": 200, "prototypes": "minibatch"}))
-        for label, params in extra:
-            r = run_worker("pvm", "synthetic", n_max, params, threads)
-            runs.append((label, threads, r))
-            log(f"threads={threads} {label} n={n_max:,}: fit {r['fit_s']:.1f} s, peak "
-                f"{gib(r['rss_peak'])} GiB, error {r['error']:.2f}%")
-    summary = []
-    for threads in thread_list:
-        base = [r for lab_, th, r in runs if lab_ == "PVM(sqr), k-means" and th == threads]
-        mem = [r["rss_peak"] - r["rss_start"] for r in base]
-        summary.append(f"{threads} thread(s): from n = {base[0]['n']:,} to {base[-1]['n']:,} "
-                       f"({base[-1]['n'] / base[0]['n']:.0f}x) fit time "
-                       f"x{base[-1]['fit_s'] / base[0]['fit_s']:.1f}, fit memory "
-                       f"x{mem[-1] / mem[0]:.1f}.")
-    sections = [
-        "Each configuration runs in a fresh process with the given number of BLAS / OpenMP "
-        "threads; peak memory is the process high-water mark (VmHWM) during the first `fit`. "
-        "The 2-core machine is shared with other jobs (load average 5-8 during these runs), "
-        "so absolute times are noisy and 2 threads can be slower than 1 (threads of "
-        "OpenBLAS and OpenMP spin while waiting for a core); ratios are measured within one "
-        "run.",
-        "## 1. Scaling to one million points (synthetic, 5 classes, 50 features, 250 labels, "
-        f"m = 200; gamma = {p_syn['gamma']:.4g} and C1 = {p_syn['C1']:g} from 5-fold CV on the "
-        f"labeled points at n = {sizes[0]:,}, CV error {cv_syn:.1f}%)\n\n"
-        + scale_table(runs) + "\n\n" + " ".join(summary)
-        + f" A dense n x n graph at n = {n_max:,} would take {8 * n_max ** 2 / 2**40:.1f} "
-        "TiB.",
-    ]
-
-    # 2. side by side with full LapRLS
-    if not args.skip_compare:
-        n = args.n_compare
-        X, y = mnist_subset(n)
-        y_semi = partial(y, 50, seed=1)
+        # 1. scaling to a million points; beta and C1 by CV at the smallest size
+        sizes = [int(s) for s in args.sizes.split(",")]
+        X, y = synthetic(sizes[0])
         with threadpool_limits(1):
-            p_pvm, cv_pvm = select_pvm(X, y_semi, log)
-            p_lap, cv_lap = select_laprls(X, y_semi, log)
-        del X
-        cmp_rows, ratios = [], []
+            p_syn, cv_syn = select_pvm(X, partial(y, 50, seed=1), log)
+        del X, y
+        runs = []
+        n_max = sizes[-1]
         for threads in thread_list:
-            res = {}
-            for label, method, params in (
-                    ("PVM(sqr)", "pvm", {**p_pvm, "n_prototypes": 200}),
-                    ("PVM(hinge)", "pvm", {**p_pvm, "n_prototypes": 200, "loss": "hinge"}),
-                    ("LapRLS (full, 6-NN graph)", "laprls", p_lap)):
-                r = run_worker(method, "mnist", n, params, threads, repeat=args.repeat)
-                res[label] = r
-                log(f"threads={threads} {label}: fit {r['fit_times']} s, peak "
+            for n in sizes:
+                r = run_worker("pvm", "synthetic", n, {**p_syn, "n_prototypes": 200}, threads)
+                runs.append(("PVM(sqr), k-means", threads, r))
+                log(f"threads={threads} n={n:,}: fit {r['fit_s']:.1f} s, peak "
+                    f"{gib(r['rss_peak'])} GiB, error {r['error']:.2f}%  {r['timings']}")
+            extra = [("PVM(hinge), k-means", {**p_syn, "n_prototypes": 200, "loss": "hinge"})]
+            if threads == thread_list[0]:
+                extra.append(("PVM(sqr), mini-batch k-means",
+                              {**p_syn, "n_prototypes": 200, "prototypes": "minibatch"}))
+            for label, params in extra:
+                r = run_worker("pvm", "synthetic", n_max, params, threads)
+                runs.append((label, threads, r))
+                log(f"threads={threads} {label} n={n_max:,}: fit {r['fit_s']:.1f} s, peak "
                     f"{gib(r['rss_peak'])} GiB, error {r['error']:.2f}%")
-                cmp_rows.append([label, threads, f"{r['fit_s']:.2f}",
-                                 " / ".join(f"{t:.2f}" for t in r["fit_times"]),
-                                 gib(r["rss_peak"]), gib(r["rss_peak"] - r["rss_start"]),
-                                 f"{r['error']:.2f}", f"{1e3 * r['predict_10k_s']:.0f}"])
-            lap, sqr, hin = (res["LapRLS (full, 6-NN graph)"], res["PVM(sqr)"],
-                             res["PVM(hinge)"])
-            mem_x = (lap["rss_peak"] - lap["rss_start"]) / max(1, sqr["rss_peak"]
-                                                               - sqr["rss_start"])
-            ratios.append(f"{threads} thread(s): PVM(sqr) x{lap['fit_s'] / sqr['fit_s']:.0f} "
-                          f"faster, PVM(hinge) x{lap['fit_s'] / hin['fit_s']:.0f} faster; "
-                          f"error difference {sqr['error'] - lap['error']:+.2f} / "
-                          f"{hin['error'] - lap['error']:+.2f} points; LapRLS needs "
-                          f"x{mem_x:.0f} the memory.")
-        sections.append(
-            f"## 2. PVM vs. full LapRLS on MNIST {MNIST_DIGITS}, n = {n:,} (250 labels)\n\n"
-            f"Hyper-parameters by 5-fold CV on the labeled images (PVM: beta in 2^-5..2^5 / "
-            f"mean distance x C1 in 10^-3..10^3, CV error {cv_pvm:.1f}%: {p_pvm}; LapRLS: "
-            f"gamma in {{1, 4, 16}} x 1/mean squared distance, gamma_I/gamma_A in "
-            f"10^0..10^6, gamma_A in 10^-6..10, CV error {cv_lap:.1f}%: {p_lap}). Fit time: "
-            f"minimum of {args.repeat} fits in one fresh process per model (all fits "
-            "listed).\n\n"
-            + table(["model", "threads", "fit s (min)", "fit s (all)", "peak RSS GiB",
-                     "fit memory GiB", "error on unlabeled %", "predict 10k ms"], cmp_rows)
-            + "\n\n" + "\n".join(f"- {r}" for r in ratios))
-    sections[0] += f" Total wall time {(time.perf_counter() - t_start) / 60:.1f} min."
+        summary = []
+        for threads in thread_list:
+            base = [r for lab_, th, r in runs if lab_ == "PVM(sqr), k-means" and th == threads]
+            mem = [r["rss_peak"] - r["rss_start"] for r in base]
+            summary.append(f"{threads} thread(s): from n = {base[0]['n']:,} to {base[-1]['n']:,} "
+                           f"({base[-1]['n'] / base[0]['n']:.0f}x) fit time "
+                           f"x{base[-1]['fit_s'] / base[0]['fit_s']:.1f}, fit memory "
+                           f"x{mem[-1] / mem[0]:.1f}.")
+        sections = [
+            "Each configuration runs in a fresh process with the given number of BLAS / "
+            "OpenMP threads; peak memory is the process high-water mark (VmHWM) during the "
+            "first `fit`.  On a shared machine 2 threads can be slower than 1 (threads of "
+            "OpenBLAS and OpenMP spin while waiting for a core); ratios are measured within "
+            "one run.",
+            "## 1. Scaling to one million points (synthetic, 5 classes, 50 features, 250 labels, "
+            f"m = 200; gamma = {p_syn['gamma']:.4g} and C1 = {p_syn['C1']:g} from 5-fold CV on the "
+            f"labeled points at n = {sizes[0]:,}, CV error {cv_syn:.1f}%)\n\n"
+            + scale_table(runs) + "\n\n" + " ".join(summary)
+            + f" A dense n x n graph at n = {n_max:,} would take {8 * n_max ** 2 / 2**40:.1f} "
+            "TiB.",
+        ]
+
+        # 2. side by side with full LapRLS
+        if not args.skip_compare:
+            n = args.n_compare
+            X, y = mnist_subset(n)
+            y_semi = partial(y, 50, seed=1)
+            with threadpool_limits(1):
+                p_pvm, cv_pvm = select_pvm(X, y_semi, log)
+                p_lap, cv_lap = select_laprls(X, y_semi, log)
+            del X
+            cmp_rows, ratios = [], []
+            for threads in thread_list:
+                res = {}
+                for label, method, params in (
+                        ("PVM(sqr)", "pvm", {**p_pvm, "n_prototypes": 200}),
+                        ("PVM(hinge)", "pvm", {**p_pvm, "n_prototypes": 200, "loss": "hinge"}),
+                        ("LapRLS (full, 6-NN graph)", "laprls", p_lap)):
+                    r = run_worker(method, "mnist", n, params, threads, repeat=args.repeat)
+                    res[label] = r
+                    log(f"threads={threads} {label}: fit {r['fit_times']} s, peak "
+                        f"{gib(r['rss_peak'])} GiB, error {r['error']:.2f}%")
+                    cmp_rows.append([label, threads, f"{r['fit_s']:.2f}",
+                                     " / ".join(f"{t:.2f}" for t in r["fit_times"]),
+                                     gib(r["rss_peak"]), gib(r["rss_peak"] - r["rss_start"]),
+                                     f"{r['error']:.2f}", f"{1e3 * r['predict_10k_s']:.0f}"])
+                lap, sqr, hin = (res["LapRLS (full, 6-NN graph)"], res["PVM(sqr)"],
+                                 res["PVM(hinge)"])
+                mem_x = (lap["rss_peak"] - lap["rss_start"]) / max(1, sqr["rss_peak"]
+                                                                   - sqr["rss_start"])
+                ratios.append(f"{threads} thread(s): PVM(sqr) x{lap['fit_s'] / sqr['fit_s']:.0f} "
+                              f"faster, PVM(hinge) x{lap['fit_s'] / hin['fit_s']:.0f} faster; "
+                              f"error difference {sqr['error'] - lap['error']:+.2f} / "
+                              f"{hin['error'] - lap['error']:+.2f} points; LapRLS needs "
+                              f"x{mem_x:.0f} the memory.")
+            sections.append(
+                f"## 2. PVM vs. full LapRLS on MNIST {MNIST_DIGITS}, n = {n:,} (250 labels)\n\n"
+                f"Hyper-parameters by 5-fold CV on the labeled images (PVM: beta in 2^-5..2^5 / "
+                f"mean distance x C1 in 10^-3..10^3, CV error {cv_pvm:.1f}%: {p_pvm}; LapRLS: "
+                f"gamma in {{1, 4, 16}} x 1/mean squared distance, gamma_I/gamma_A in "
+                f"10^0..10^6, gamma_A in 10^-6..10, CV error {cv_lap:.1f}%: {p_lap}). Fit time: "
+                f"minimum of {args.repeat} fits in one fresh process per model (all fits "
+                "listed).\n\n"
+                + table(["model", "threads", "fit s (min)", "fit s (all)", "peak RSS GiB",
+                         "fit memory GiB", "error on unlabeled %", "predict 10k ms"], cmp_rows)
+                + "\n\n" + "\n".join(f"- {r}" for r in ratios))
+    sections[0] += f" Total wall time {(time.perf_counter() - t_start) / 60:.1f} min.  " \
+        + load.line()
     report("bench_pvm_scale", "PVM at scale: 10^6 points, and against full LapRLS", sections)
 
 
