@@ -10,7 +10,7 @@ has the dual (Hsieh, Chang, Lin, Keerthi & Sundararajan, ICML 2008, eq. 4 with
     g(alpha) = lambda (sum_i alpha_i - (1/2) ||w(alpha)||^2 - (lambda/2) sum_i alpha_i^2 / c_i).
 
 Coordinate descent on ``alpha`` costs ``O(nnz(x_i))`` per coordinate and keeps ``w(alpha)``
-up to date.  Weak duality ``g(alpha) <= f(w) `` for every ``alpha`` gives the stopping rule:
+up to date.  Weak duality ``g(alpha) <= f(w)`` for every ``alpha`` gives the stopping rule:
 the relative duality gap ``(f(w(alpha)) - g(alpha)) / f(w(alpha))`` bounds the relative
 distance of the objective to its minimum, so the solver's ``tol`` means the same as the
 objective gap used to compare solvers.  The finite Newton method (:mod:`.mfn`) remains the
