@@ -75,9 +75,8 @@ def command_line() -> str:
 # ----------------------------------------------------------------------------- timing
 
 
-def best_time(fn: Callable[[], object], repeat: int = 5, number: int = 1,
-              warmup: int = 1) -> float:
-    """Minimum over ``repeat`` runs of the mean time of ``number`` calls (seconds)."""
+def _call_times(fn: Callable[[], object], repeat: int, number: int, warmup: int) -> list:
+    """Mean time of ``number`` calls, for each of ``repeat`` runs (after ``warmup`` calls)."""
     for _ in range(warmup):
         fn()
     times = []
@@ -86,21 +85,19 @@ def best_time(fn: Callable[[], object], repeat: int = 5, number: int = 1,
         for _ in range(number):
             fn()
         times.append((time.perf_counter() - t0) / number)
-    return min(times)
+    return times
+
+
+def best_time(fn: Callable[[], object], repeat: int = 5, number: int = 1,
+              warmup: int = 1) -> float:
+    """Minimum over ``repeat`` runs of the mean time of ``number`` calls (seconds)."""
+    return min(_call_times(fn, repeat, number, warmup))
 
 
 def median_time(fn: Callable[[], object], repeat: int = 5, number: int = 1,
                 warmup: int = 1) -> float:
     """Median over ``repeat`` runs of the mean time of ``number`` calls (seconds)."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
+    return statistics.median(_call_times(fn, repeat, number, warmup))
 
 
 class Timer:

@@ -28,6 +28,7 @@ from numba import njit
 from semisup import L2SVM, TransductiveSVM
 from semisup.datasets import load_svmlin_example, partial_labels
 from semisup.regularizers import Ridge
+from semisup.solvers import _kernels
 from semisup.solvers._kernels import sparse_solver_threads
 from semisup.solvers.cgls import cgls
 from semisup.solvers.design import Design
@@ -108,16 +109,6 @@ def per_iteration(best: dict, n_iter: int) -> dict:
             "cg_cpu": (best["c2"] - best["c1"]) / n_iter}
 
 
-@njit(cache=True)
-def _mv_probe(indptr, indices, data, rows, w, out):
-    for k in range(rows.shape[0]):
-        i = rows[k]
-        s = 0.0
-        for jj in range(indptr[i], indptr[i + 1]):
-            s += data[jj] * w[indices[jj]]
-        out[k] = s
-
-
 @njit(cache=True, fastmath=True)
 def _mv_probe_fm(indptr, indices, data, rows, w, out):
     for k in range(rows.shape[0]):
@@ -126,16 +117,6 @@ def _mv_probe_fm(indptr, indices, data, rows, w, out):
         for jj in range(indptr[i], indptr[i + 1]):
             s += data[jj] * w[indices[jj]]
         out[k] = s
-
-
-@njit(cache=True)
-def _rmv_probe(indptr, indices, data, rows, q, out):
-    out[:] = 0.0
-    for k in range(rows.shape[0]):
-        i = rows[k]
-        qk = q[k]
-        for jj in range(indptr[i], indptr[i + 1]):
-            out[indices[jj]] += data[jj] * qk
 
 
 def kernel_probe(name, X, rows, rng, repeat: int, number: int) -> list:
@@ -151,9 +132,12 @@ def kernel_probe(name, X, rows, rng, repeat: int, number: int) -> list:
     }
     fns = {}
     for label, ix in variants.items():
-        fns[(label, "mv")] = lambda ix=ix: _mv_probe(ip, ix, X.data, rows, p, o)
+        # the library's serial kernels, specialised by numba for each index dtype
+        fns[(label, "mv")] = lambda ix=ix: _kernels._csr_rows_matvec_ser(ip, ix, X.data, rows,
+                                                                         p, o)
         fns[(label, "mv_fm")] = lambda ix=ix: _mv_probe_fm(ip, ix, X.data, rows, p, o)
-        fns[(label, "rmv")] = lambda ix=ix: _rmv_probe(ip, ix, X.data, rows, q, g)
+        fns[(label, "rmv")] = lambda ix=ix: _kernels._csr_rows_rmatvec_ser(ip, ix, X.data,
+                                                                           rows, q, g)
     best = {k: np.inf for k in fns}
     for f in fns.values():
         f()
@@ -292,8 +276,8 @@ def main() -> None:
         "for a core, so on a loaded machine it is the cleaner measure for the serial rows "
         "(for the parallel rows it adds up both threads, including their spin-waiting).\n\n"
         + cpu_tab,
-        "## Probe: serial kernel variants (benchmark code, not the library's)\n\nThe library's "
-        "serial loops re-written with the index dtype varied, and with `fastmath=True` on the "
+        "## Probe: serial kernel variants\n\nThe library's serial kernels called with the "
+        "index dtype varied, and (benchmark code) its mat-vec loop with `fastmath=True` on the "
         "dot-product reduction.  numba checks each signed index for negative (wrap-around) "
         "indexing; unsigned indices drop that check.  Process CPU time, minimum over repeats."
         "\n\n" + probe_tab,

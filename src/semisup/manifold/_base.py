@@ -19,6 +19,24 @@ class ManifoldClassifier(KernelGraphMixin, ClassifierMixin, BaseEstimator):
     class ``classes_[1]``), one per class otherwise.
     """
 
+    def fit(self, X, y):
+        """Fit on labeled and unlabeled rows (``y == -1`` marks unlabeled rows).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Or the ``(n, n)`` Gram matrix with ``kernel='precomputed'``.
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y)
+
+    def _fit(self, X, y):
+        raise NotImplementedError
+
     def _check_regularization(self) -> None:
         _check_real(self.gamma_A, "gamma_A", positive=True)
         _check_real(self.gamma_I, "gamma_I", positive=False)

@@ -132,19 +132,7 @@ class LapRLS(ManifoldClassifier):
             laplacian_power=laplacian_power, graph_scale=graph_scale, random_state=random_state)
         self.verbose = verbose
 
-    def fit(self, X, y) -> LapRLS:
-        """Fit on labeled and unlabeled rows (``y == -1`` marks unlabeled rows).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Or the ``(n, n)`` Gram matrix with ``kernel='precomputed'``.
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
+    def _fit(self, X, y) -> LapRLS:
         data, K, L, scale = self._setup(X, y)
         lab = data.labeled
         l = lab.size

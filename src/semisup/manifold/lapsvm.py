@@ -213,19 +213,7 @@ class LapSVM(ManifoldClassifier):
             raise ValueError("early_stopping applies to solver='primal' only")
         return solver
 
-    def fit(self, X, y) -> LapSVM:
-        """Fit on labeled and unlabeled rows (``y == -1`` marks unlabeled rows).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Or the ``(n, n)`` Gram matrix with ``kernel='precomputed'``.
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
+    def _fit(self, X, y) -> LapSVM:
         solver = self._resolve_solver()
         data, K, L, scale = self._setup(X, y)
         gamma_A = float(self.gamma_A)
