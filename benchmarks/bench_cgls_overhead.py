@@ -109,6 +109,16 @@ def per_iteration(best: dict, n_iter: int) -> dict:
             "cg_cpu": (best["c2"] - best["c1"]) / n_iter}
 
 
+@njit(cache=True)
+def _mv_probe_naive(indptr, indices, data, rows, w, out):
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        s = 0.0
+        for jj in range(indptr[i], indptr[i + 1]):
+            s += data[jj] * w[indices[jj]]
+        out[k] = s
+
+
 @njit(cache=True, fastmath=True)
 def _mv_probe_fm(indptr, indices, data, rows, w, out):
     for k in range(rows.shape[0]):
@@ -135,6 +145,7 @@ def kernel_probe(name, X, rows, rng, repeat: int, number: int) -> list:
         # the library's serial kernels, specialised by numba for each index dtype
         fns[(label, "mv")] = lambda ix=ix: _kernels._csr_rows_matvec_ser(ip, ix, X.data, rows,
                                                                          p, o)
+        fns[(label, "mv_naive")] = lambda ix=ix: _mv_probe_naive(ip, ix, X.data, rows, p, o)
         fns[(label, "mv_fm")] = lambda ix=ix: _mv_probe_fm(ip, ix, X.data, rows, p, o)
         fns[(label, "rmv")] = lambda ix=ix: _kernels._csr_rows_rmatvec_ser(ip, ix, X.data,
                                                                            rows, q, g)
@@ -144,8 +155,8 @@ def kernel_probe(name, X, rows, rng, repeat: int, number: int) -> list:
     for _ in range(repeat):
         for k, f in fns.items():
             best[k] = min(best[k], mean_time(f, number, clock=time.process_time))
-    return [[name, label, best[(label, "mv")] * 1e3, best[(label, "mv_fm")] * 1e3,
-             best[(label, "rmv")] * 1e3] for label in variants]
+    return [[name, label, best[(label, "mv")] * 1e3, best[(label, "mv_naive")] * 1e3,
+             best[(label, "mv_fm")] * 1e3, best[(label, "rmv")] * 1e3] for label in variants]
 
 
 def end_to_end(repeat: int) -> list:
@@ -255,7 +266,8 @@ def main() -> None:
          "rmatvec speed-up"], rows_main)
     cpu_tab = table(["data", "kernels", "matvec CPU ms", "rmatvec CPU ms", "CGLS iter CPU ms",
                      "iter / (matvec+rmatvec), CPU", "iter / scipy pair, CPU"], rows_cpu)
-    probe_tab = table(["data", "index dtype", "matvec ms", "matvec fastmath ms", "rmatvec ms"],
+    probe_tab = table(["data", "index dtype", "matvec ms", "naive matvec ms",
+                       "naive matvec fastmath ms", "rmatvec ms"],
                       rows_probe)
     report("bench_cgls_overhead", "CGLS iteration vs bare mat-vecs", [
         load.line(),
@@ -277,9 +289,11 @@ def main() -> None:
         "(for the parallel rows it adds up both threads, including their spin-waiting).\n\n"
         + cpu_tab,
         "## Probe: serial kernel variants\n\nThe library's serial kernels called with the "
-        "index dtype varied, and (benchmark code) its mat-vec loop with `fastmath=True` on the "
-        "dot-product reduction.  numba checks each signed index for negative (wrap-around) "
-        "indexing; unsigned indices drop that check.  Process CPU time, minimum over repeats."
+        "column-index dtype varied, and (benchmark code) a naive mat-vec loop -- signed loop "
+        "counters, one running sum -- with and without `fastmath=True`.  numba checks each "
+        "signed index for negative (wrap-around) indexing; the library's loops count with "
+        "unsigned integers, which drops that check, and keep four partial sums, which breaks "
+        "the chain of dependent additions.  Process CPU time, minimum over repeats."
         "\n\n" + probe_tab,
     ])
 

@@ -12,7 +12,7 @@ from hypothesis.extra.numpy import arrays
 from semisup.losses import HingeTerms, squared_hinge
 from semisup.regularizers import Ridge
 from semisup.solvers.cgls import cgls
-from semisup.solvers.dcd import l2svm_dual_cd
+from semisup.solvers.dcd import _next_check, l2svm_dual_cd
 from semisup.solvers.design import Design
 from semisup.solvers.line_search import exact_line_search
 from semisup.solvers.mfn import l2svm_mfn
@@ -96,14 +96,27 @@ def test_preconditioner_choice():
 def test_cgls_seeding_saves_iterations(rng):
     X, y = make_problem(rng, n=400, d=60, sparse=True)
     A, reg, cost = Design(X), Ridge(1e-2), np.ones(400)
-    cold = cgls(A, cost, y, reg, tol=1e-8)
+    # Jacobi: the default for this shape is the exact factor, which needs one iteration
+    cold = cgls(A, cost, y, reg, tol=1e-8, precondition="jacobi")
     y2 = y.copy()
     y2[:4] *= -1  # a slightly perturbed system, as after a TSVM label switch
-    warm = cgls(A, cost, y2, reg, x0=cold.x, tol=1e-8)
-    fresh = cgls(A, cost, y2, reg, tol=1e-8)
+    warm = cgls(A, cost, y2, reg, x0=cold.x, tol=1e-8, precondition="jacobi")
+    fresh = cgls(A, cost, y2, reg, tol=1e-8, precondition="jacobi")
     assert warm.converged and fresh.converged
     assert warm.n_iter < fresh.n_iter
     np.testing.assert_allclose(warm.x, fresh.x, rtol=1e-5, atol=1e-7)
+
+
+def test_sketch_as_large_as_the_data_is_the_exact_factor(rng):
+    """With every row in the sample the preconditioner is ``R + A^T C A``: one CG step."""
+    X, y = make_problem(rng, n=300, d=40, sparse=True)
+    A, reg, cost = Design(X), Ridge(1e-2), rng.uniform(0.5, 2.0, 300)
+    res = cgls(A, cost, y, reg, tol=1e-10, precondition="sketch")
+    assert res.converged and res.n_iter <= 2
+    Xd = np.hstack([X.toarray(), np.ones((300, 1))])
+    H = 1e-2 * np.eye(41) + Xd.T @ (cost[:, None] * Xd)
+    np.testing.assert_allclose(res.x, np.linalg.solve(H, Xd.T @ (cost * y)), rtol=1e-8,
+                               atol=1e-10)
 
 
 def _phi(delta, o, ob, y, c, w, wb, lam):
@@ -147,6 +160,27 @@ def test_line_search_over_shared_rows_equals_expanded_terms(seed, n):
     a = exact_line_search(o, ob, y, c, -0.3, 0.7, rows=rows)
     b = exact_line_search(o[rows], ob[rows], y, c, -0.3, 0.7)
     assert a == b
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), m=st.integers(1, 60),
+       scale=st.sampled_from([0.3, 0.9, 1.1, 1.3, 1.7, 3.0, 10.0, 100.0]))
+def test_line_search_is_equivariant_to_the_step_length(seed, m, scale):
+    """Shrinking the step by ``scale`` multiplies the minimiser by ``scale``.
+
+    The search only sorts the break points before the first probe step (1, 1.125, 1.5, 2,
+    4) where ``phi' >= 0``; scaling moves the minimiser across every probe, so each branch
+    is compared with the unscaled search.
+    """
+    rng = np.random.default_rng(seed)
+    o, ob = rng.normal(scale=2, size=m), rng.normal(scale=2, size=m)
+    y = rng.choice([-1.0, 1.0], size=m)
+    c = rng.uniform(0.0, 2.0, size=m)
+    cross, curv = -abs(rng.normal()), abs(rng.normal()) + 1e-3
+    base = exact_line_search(o, ob, y, c, cross, curv)
+    scaled = exact_line_search(o, o + (ob - o) / scale, y, c, cross / scale,
+                               curv / scale**2)
+    assert scaled == pytest.approx(scale * base, rel=1e-9, abs=1e-12)
 
 
 def _scipy_l2svm(Xa, y, c, lam):
@@ -220,6 +254,18 @@ def test_dual_cd_kkt_and_zero_cost_terms(rng):
     assert np.all(res.alpha[:10] == 0)
     mfn = l2svm_mfn(Design(X), HingeTerms(y, c), Ridge(lam), tol=1e-10)
     np.testing.assert_allclose(res.w, mfn.w, rtol=1e-5, atol=1e-6)
+
+
+def test_dual_cd_gap_checks_follow_linear_convergence():
+    """Checks land where the last two extrapolate the gap to ``tol``, at most 2x further."""
+    checks = []
+    assert _next_check(checks, 4, 1e-1, 1e-6, 4) == 4  # one point: keep the chunk
+    # gap 1e-1 -> 1e-2 over 4 epochs: 1e-6 is 16 epochs further, capped at twice 4
+    assert _next_check(checks, 8, 1e-2, 1e-6, 4) == 8
+    assert _next_check(checks, 16, 1e-4, 1e-6, 8) in (8, 9)  # 8 more, rounded up
+    assert _next_check(checks, 24, 2e-6, 1e-6, 8) == 2  # almost there: check again soon
+    assert _next_check(checks, 26, 3e-6, 1e-6, 2) == 4  # gap rose: no trend, double
+    assert all(e > 0 for e, _ in checks)
 
 
 def test_dual_cd_is_deterministic_and_needs_sparse_input(rng):

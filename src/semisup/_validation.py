@@ -102,8 +102,12 @@ def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled
     if labeled.size == 0:
         raise ValueError("y has no labeled rows (every entry is -1); label at least one row "
                          "of each class")
-    check_classification_targets(y[labeled])
-    classes, y_index = np.unique(y[labeled], return_inverse=True)
+    y_labeled = y[labeled]
+    if not (y.dtype.kind in "iub" or (y.dtype.kind == "f" and np.all(y_labeled % 1 == 0))):
+        # integer-valued labels are always classes; everything else gets scikit-learn's
+        # full (and slower) check, which rejects continuous and mixed-type targets
+        check_classification_targets(y_labeled)
+    classes, y_index = np.unique(y_labeled, return_inverse=True)
     if classes.size < min_classes:
         raise ValueError(f"y contains {classes.size} class among its labeled rows "
                          f"({classes.tolist()}); at least {min_classes} are needed: label rows "

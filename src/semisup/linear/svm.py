@@ -93,7 +93,7 @@ class L2SVM(_SupervisedLinear):
         ``"mfn"``: CGLS relative residual tolerance; ``"dcd"``: relative duality gap,
         i.e. a certified bound on ``(f(w) - min f) / f(w)``.
     max_iter : int, optional
-        Newton iterations (``"mfn"``, default 50) or epochs (``"dcd"``, default 1000).
+        Newton iterations (``"mfn"``, default 50) or epochs (``"dcd"``, default 10000).
     max_cg_iter : int, default=10000
         CGLS iterations per Newton system.
     solver : {"auto", "mfn", "dcd"}, default="auto"
@@ -153,7 +153,7 @@ class L2SVM(_SupervisedLinear):
         A = design.restrict(data.labeled)
         terms = HingeTerms(y_pm, _example_costs(self, data, y_pm, sample_weight))
         if self.solver_ == "dcd":
-            max_iter = self.max_iter or 1000
+            max_iter = self.max_iter or 10_000
             res = l2svm_dual_cd(A, terms, self.lam, tol=self.tol, max_epochs=max_iter,
                                 random_state=int(context.integers(2**31 - 1)),
                                 verbose=self.verbose)

@@ -10,13 +10,16 @@ has the dual (Hsieh, Chang, Lin, Keerthi & Sundararajan, ICML 2008, eq. 4 with
     g(alpha) = lambda (sum_i alpha_i - (1/2) ||w(alpha)||^2 - (lambda/2) sum_i alpha_i^2 / c_i).
 
 Coordinate descent on ``alpha`` costs ``O(nnz(x_i))`` per coordinate and keeps ``w(alpha)``
-up to date.  Weak duality ``g(alpha) <= f(w)`` for every ``alpha`` gives the stopping rule:
-the relative duality gap ``(f(w(alpha)) - g(alpha)) / f(w(alpha))`` bounds the relative
-distance of the objective to its minimum, so the solver's ``tol`` means the same as the
-objective gap used to compare solvers.  The finite Newton method (:mod:`.mfn`) remains the
-solver for the semi-supervised methods, whose regularisers (graph terms) and re-weighted
-terms it handles in one place; this one is the fast route for the supervised fit when the
-regulariser is the plain ridge.
+up to date; coordinates stuck at their bound are shrunk away as in liblinear.  Weak duality
+``g(alpha) <= f(w)`` for every ``alpha`` gives the stopping rule: the relative duality gap
+``(f(w(alpha)) - g(alpha)) / f(w(alpha))`` bounds the relative distance of the objective to
+its minimum, so the solver's ``tol`` means the same as the objective gap used to compare
+solvers.  The gap costs one product ``X w``; it is checked at epochs extrapolated from the
+linear convergence of the previous checks, and the shrinking state survives the checks.
+
+The finite Newton method (:mod:`.mfn`) remains the solver for the semi-supervised methods,
+whose regularisers (graph terms) and re-weighted terms it handles in one place; this one is
+the fast route for the supervised fit when the regulariser is the plain ridge.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import numpy as np
 from numba import njit
 
 from semisup.losses import HingeTerms
+from semisup.solvers._kernels import row_axpy, row_dot
 
 
 @dataclass
@@ -71,22 +75,29 @@ class DCDResult:
 
 @njit(cache=True, nogil=True)
 def _dcd_epochs(indptr, indices, data, rows, s, y, qd, dd, alpha, w, eps, max_epochs,
-                seed):
-    """Coordinate descent with shrinking until the projected-gradient range is ``<= eps``.
+                seed, index, state):
+    """Coordinate descent with shrinking, resumable: at most ``max_epochs`` epochs.
 
     ``w`` has one more entry than there are features: the weight of the constant ``s``
-    (``s = 0`` without intercept).  Returns the number of epochs run.
+    (``s = 0`` without intercept).  ``index`` (the coordinate order, active ones first) and
+    ``state = [n_active, pg_max_old]`` carry the shrinking across calls.  Returns the epochs
+    run and whether the projected-gradient range fell to ``eps`` over every coordinate.
     """
-    np.random.seed(seed)  # noqa: NPY002 -- numba's own generator state, seeded per call
+    rand = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) | np.uint64(1)  # xorshift state
     n = rows.shape[0]
     nf = w.shape[0] - 1
-    index = np.arange(n)
-    active = n
-    pg_max_old = np.inf
+    active = int(state[0])
+    pg_max_old = state[1]
     epoch = 0
+    done = False
     while epoch < max_epochs:
         for i in range(active):  # a fresh random order of the active coordinates
-            j = i + np.random.randint(active - i)  # noqa: NPY002
+            # xorshift64 and a multiply-shift draw in [0, active - i): a few cycles, where
+            # numpy's generator costs as much as a short row's dot product
+            rand ^= rand << np.uint64(13)
+            rand ^= rand >> np.uint64(7)
+            rand ^= rand << np.uint64(17)
+            j = i + int(((rand >> np.uint64(32)) * np.uint64(active - i)) >> np.uint64(32))
             index[i], index[j] = index[j], index[i]
         pg_max = -np.inf
         pg_min = np.inf
@@ -94,10 +105,8 @@ def _dcd_epochs(indptr, indices, data, rows, s, y, qd, dd, alpha, w, eps, max_ep
         while i < active:
             t = index[i]
             r = rows[t]
-            dot = w[nf] * s
-            for jj in range(indptr[r], indptr[r + 1]):
-                dot += data[jj] * w[indices[jj]]
-            g = y[t] * dot - 1.0 + dd[t] * alpha[t]
+            g = y[t] * (row_dot(indptr, indices, data, r, w) + w[nf] * s) - 1.0 \
+                + dd[t] * alpha[t]
             pg = g
             if alpha[t] == 0.0:
                 if g > pg_max_old:
@@ -116,23 +125,50 @@ def _dcd_epochs(indptr, indices, data, rows, s, y, qd, dd, alpha, w, eps, max_ep
                 new = max(old - g / qd[t], 0.0)
                 alpha[t] = new
                 step = (new - old) * y[t]
-                for jj in range(indptr[r], indptr[r + 1]):
-                    w[indices[jj]] += step * data[jj]
+                row_axpy(indptr, indices, data, r, step, w)
                 w[nf] += step * s
             i += 1
         epoch += 1
         if pg_max - pg_min <= eps:
             if active == n:
+                done = True
                 break
             active = n  # converged on the shrunk problem: recheck every coordinate
             pg_max_old = np.inf
             continue
         pg_max_old = pg_max if pg_max > 0.0 else np.inf
-    return epoch
+    state[0] = active
+    state[1] = pg_max_old
+    return epoch, done
 
 
-def l2svm_dual_cd(A, terms: HingeTerms, lam: float, tol: float = 1e-6, max_epochs: int = 1000,
-                  random_state: int = 0, verbose: int = 0) -> DCDResult:
+FIRST_CHECK = 4  # epochs before the first duality-gap check
+# First projected-gradient tolerance of the shrinking rounds (liblinear's default is 0.1);
+# divided by 10 whenever a round converges but the duality gap is still above ``tol``.
+EPS0 = 0.1
+
+
+def _next_check(checks: list, epochs: int, gap: float, tol: float, chunk: int) -> int:
+    """Epochs to run before the next gap check (appends ``(epochs, log gap)`` to ``checks``).
+
+    Dual CD converges linearly, so ``log gap`` falls about linearly in the epochs: the
+    next check is placed where the last two checks extrapolate the gap to reach ``tol``,
+    at most twice as far as the last chunk.  A check costs one product ``X w`` (half an
+    epoch at most), so checks are few yet the run overshoots the target by little.
+    """
+    checks.append((epochs, np.log(max(gap, 1e-300))))
+    if len(checks) < 2:
+        return chunk
+    (e0, l0), (e1, l1) = checks[-2], checks[-1]
+    rate = (l1 - l0) / max(e1 - e0, 1)
+    if rate >= 0.0:
+        return 2 * chunk
+    return int(min(2 * chunk, max(1, np.ceil((np.log(tol) - l1) / rate))))
+
+
+def l2svm_dual_cd(A, terms: HingeTerms, lam: float, tol: float = 1e-6,
+                  max_epochs: int = 10_000, random_state: int = 0,
+                  verbose: int = 0) -> DCDResult:
     """Minimise eq. 2 (``R = lam I``) by dual coordinate descent until the gap is ``<= tol``.
 
     Parameters
@@ -170,11 +206,16 @@ def l2svm_dual_cd(A, terms: HingeTerms, lam: float, tol: float = 1e-6, max_epoch
     qd = A.row_sq_norms()[term_rows[keep]] + dd
     alpha = np.zeros(rows.size)
     w = np.zeros(A.n_features + 1)
-    eps, epochs, history = 0.1, 0, []
+    index = np.arange(rows.size)
+    state = np.array([rows.size, np.inf])  # shrinking: active count, last max gradient
+    eps, epochs, history, checks = EPS0, 0, [], []
+    chunk = FIRST_CHECK
     rng = np.random.default_rng(random_state)
     while True:
-        epochs += _dcd_epochs(indptr, indices, data, rows, s, y, qd, dd, alpha, w, eps,
-                              max_epochs - epochs, int(rng.integers(2**31 - 1)))
+        ran, at_eps = _dcd_epochs(indptr, indices, data, rows, s, y, qd, dd, alpha, w, eps,
+                                  min(chunk, max_epochs - epochs),
+                                  int(rng.integers(2**31 - 1)), index, state)
+        epochs += ran
         weights = w if A.fit_intercept else w[:-1]
         o = A.matvec(weights)
         f = 0.5 * lam * float(weights @ weights) + terms.value(o)
@@ -182,11 +223,13 @@ def l2svm_dual_cd(A, terms: HingeTerms, lam: float, tol: float = 1e-6, max_epoch
         history.append(f)
         gap = (f - g) / max(abs(f), 1e-300)
         if verbose > 1:
-            print(f"  dcd epochs={epochs} eps={eps:.1e} f={f:.10g} gap={gap:.2e}",
-                  file=sys.stderr)
+            print(f"  dcd epochs={epochs} eps={eps:.1e} f={f:.10g} gap={gap:.2e} "
+                  f"active={int(state[0])}", file=sys.stderr)
         if gap <= tol or epochs >= max_epochs:
             break
-        eps *= 0.1  # the projected gradient was not small enough for the requested gap
+        if at_eps:
+            eps *= 0.1  # every projected gradient is within eps, yet the gap is too wide
+        chunk = _next_check(checks, epochs, gap, tol, chunk)
     full_alpha = np.zeros(terms.y.size)
     full_alpha[keep] = alpha
     return DCDResult(w=weights.copy(), outputs=o, objective=f, dual_objective=g,

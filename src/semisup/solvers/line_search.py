@@ -7,7 +7,8 @@ Along the ray ``w + delta (w_bar - w)`` the objective
 is strictly convex and piecewise quadratic; ``phi'`` is continuous and piecewise linear
 with break points where an example enters or leaves the active set.  We collect the
 break points ahead of 0 in one compiled pass (no per-term temporaries: DA has two terms per
-unlabeled row), sort them and walk them to the root of ``phi'``.
+unlabeled row), sort them and walk them to the root of ``phi'``.  Only the break points before
+the first of a few probe steps (1, 1.125, 1.5, 2, 4) where ``phi' >= 0`` are collected.
 """
 
 from __future__ import annotations
@@ -15,20 +16,28 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+# phi' is evaluated at these steps in the first pass; break points beyond the first one
+# where phi' >= 0 cannot matter.  Exact Newton steps give 1; the loose first pass of MFN and
+# annealing steps a little more.
+_PROBES = np.array([1.0, 1.125, 1.5, 2.0, 4.0])
+
 
 @njit(cache=True, nogil=True)
-def _break_points(o, ob, rows, y, c):
-    """Slope and intercept of ``phi'`` at 0 and the break points ahead, in one pass each.
+def _break_points(o, ob, rows, y, c, reg_cross, reg_curv, probes):
+    """Slope and intercept of ``phi'`` at 0 and the break points that matter, one pass each.
 
     ``rows[i]`` is the data row of term ``i`` (``rows`` empty: term ``i`` uses row ``i``).
     Returns ``(slope, intercept, bp, dslope, dint)``: at break point ``bp[k]`` the slope of
-    ``phi'`` changes by ``dslope[k]`` and its intercept by ``dint[k]``.
+    ``phi'`` changes by ``dslope[k]`` and its intercept by ``dint[k]``.  Only break points up
+    to the first of ``probes`` where ``phi' >= 0`` are returned (the root lies before it):
+    near a Newton step that is the few terms whose activity differs between ``w`` and
+    ``w_bar``, not every term ahead, whose sort cost more than the rest of the search.
     """
     m = y.shape[0]
     mapped = rows.shape[0] > 0
-    slope = 0.0
-    intercept = 0.0
-    n_ahead = 0
+    slope = reg_curv
+    intercept = reg_cross
+    deriv = reg_cross + reg_curv * probes  # phi' at the probes
     for i in range(m):
         r = rows[i] if mapped else i
         d = ob[r] - o[r]
@@ -37,11 +46,24 @@ def _break_points(o, ob, rows, y, c):
         if y[i] * o[r] < 1.0:
             slope += c[i] * d * d
             intercept += c[i] * (o[r] - y[i]) * d
-        if (y[i] - o[r]) / d > 0.0:
-            n_ahead += 1
-    bp = np.empty(n_ahead)
-    dslope = np.empty(n_ahead)
-    dint = np.empty(n_ahead)
+        for p in range(probes.shape[0]):
+            od = o[r] + probes[p] * d
+            if y[i] * od < 1.0:
+                deriv[p] += c[i] * (od - y[i]) * d
+    limit = np.inf
+    for p in range(probes.shape[0]):
+        if deriv[p] >= 0.0:
+            limit = probes[p]
+            break
+    size = 0
+    for i in range(m):
+        r = rows[i] if mapped else i
+        d = ob[r] - o[r]
+        if c[i] > 0.0 and d != 0.0 and 0.0 < (y[i] - o[r]) / d <= limit:
+            size += 1
+    bp = np.empty(size)
+    dslope = np.empty(size)
+    dint = np.empty(size)
     k = 0
     for i in range(m):
         r = rows[i] if mapped else i
@@ -49,7 +71,7 @@ def _break_points(o, ob, rows, y, c):
         if c[i] <= 0.0 or d == 0.0:
             continue
         b = (y[i] - o[r]) / d
-        if b > 0.0:
+        if 0.0 < b <= limit:
             # an active term leaves the set at its break point, an inactive one enters
             sign = -1.0 if y[i] * o[r] < 1.0 else 1.0
             bp[k] = b
@@ -102,9 +124,8 @@ def exact_line_search(outputs: np.ndarray, outputs_bar: np.ndarray, y: np.ndarra
     rows = np.empty(0, dtype=np.int64) if rows is None else rows
     slope, intercept, bp, dslope, dint = _break_points(
         np.asarray(outputs, dtype=np.float64), np.asarray(outputs_bar, dtype=np.float64),
-        rows, np.asarray(y, dtype=np.float64), np.asarray(cost, dtype=np.float64))
-    slope += reg_curv
-    intercept += reg_cross
+        rows, np.asarray(y, dtype=np.float64), np.asarray(cost, dtype=np.float64),
+        float(reg_cross), float(reg_curv), _PROBES)
     if intercept >= 0.0:  # phi is non-decreasing from delta = 0
         return 0.0
     return float(_walk(slope, intercept, bp, dslope, dint, np.argsort(bp, kind="stable")))

@@ -17,6 +17,10 @@ import numpy as np
 from semisup.losses import HingeTerms
 from semisup.solvers.cgls import cgls
 from semisup.solvers.line_search import exact_line_search
+from semisup.solvers.preconditioners import make_preconditioner
+
+# rebuild the CGLS preconditioner once more than this fraction of the active set has changed
+REUSE_PRECONDITIONER = 0.05
 
 
 @dataclass
@@ -53,7 +57,7 @@ class MFNResult:
 def l2svm_mfn(A, terms: HingeTerms, reg, w0: np.ndarray | None = None,
               outputs0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 50,
               max_cg_iter: int = 10_000, loose_tol: float = 1e-2, loose_cg_iter: int = 10,
-              obj_rtol: float = 1e-9, verbose: int = 0) -> MFNResult:
+              obj_rtol: float = 1e-9, precondition="auto", verbose: int = 0) -> MFNResult:
     """Minimise eq. 2 by the modified finite Newton method.
 
     Parameters
@@ -76,6 +80,9 @@ def l2svm_mfn(A, terms: HingeTerms, reg, w0: np.ndarray | None = None,
         Limits on Newton iterations and on CG iterations per system.
     obj_rtol : float
         Also stop when the objective decreases by less than this, relatively.
+    precondition : {"auto", "jacobi", "sketch"} or bool
+        CGLS preconditioner (:func:`~semisup.solvers.preconditioners.make_preconditioner`);
+        it is rebuilt only when more than 5% of the active set has changed since.
     verbose : int
         Print one line per Newton iteration to stderr when > 1.
 
@@ -85,19 +92,30 @@ def l2svm_mfn(A, terms: HingeTerms, reg, w0: np.ndarray | None = None,
     """
     n = A.shape[1]
     w = np.zeros(n) if w0 is None else np.array(w0, dtype=np.float64, copy=True)
-    o = A.matvec(w) if outputs0 is None else np.array(outputs0, dtype=np.float64, copy=True)
+    if outputs0 is not None:
+        o = np.array(outputs0, dtype=np.float64, copy=True)
+    else:
+        o = np.zeros(A.shape[0]) if w0 is None else A.matvec(w)
     loose = w0 is None
     f = reg.value(w) + terms.value(o)
     history = [f]
     n_cg = 0
     converged = False
     it = 0
+    M, M_active = None, None
     while it < max_iter:
         it += 1
         cg_tol, cg_max = (loose_tol, loose_cg_iter) if loose else (tol, max_cg_iter)
         active = terms.active(o)
         rows, cost, target = terms.newton_system(active)
-        res = cgls(A.restrict(rows), cost, target, reg, x0=w, tol=cg_tol, max_iter=cg_max)
+        A_j = A.restrict(rows)
+        if M is None or np.count_nonzero(active != M_active) > REUSE_PRECONDITIONER * \
+                max(rows.size, 1):
+            # the Hessian of eq. 4 changes only by the rows entering or leaving the active
+            # set: a preconditioner built for a nearby active set still serves
+            M, M_active = make_preconditioner(precondition, A_j, cost, reg), active
+        res = cgls(A_j, cost, target, reg, x0=w, tol=cg_tol, max_iter=cg_max,
+                   precondition=False if M is None else M)
         n_cg += res.n_iter
         w_bar = res.x
         o_bar = A.matvec(w_bar)

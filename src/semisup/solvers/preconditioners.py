@@ -55,7 +55,8 @@ def sketched_cholesky(A, cost: np.ndarray, reg, n_samples: int | None = None,
     reg : regulariser
         Its ``diagonal`` enters ``M``.
     n_samples : int, optional
-        Sampled rows ``s``; ``max(4 d, 1000)`` (at most the number of rows) when omitted.
+        Sampled rows ``s``; ``max(4 d, 1000)`` when omitted.  When ``s`` reaches the number
+        of rows, ``M`` is ``diag(R) + A^T C A`` itself (no sampling).
     random_state : int
         Seed of the row sample (fixed: solves repeat exactly).
     """
@@ -66,10 +67,14 @@ def sketched_cholesky(A, cost: np.ndarray, reg, n_samples: int | None = None,
     diag_r = np.maximum(reg.diagonal(d), 0.0)
     if total <= 0.0:
         return jacobi(A, cost, reg)
-    pi = importance / total
-    rng = np.random.default_rng(random_state)
-    picked, counts = np.unique(rng.choice(n, size=s, p=pi), return_counts=True)
-    weights = counts * cost[picked] / (s * pi[picked])
+    if s >= n:  # a sample as large as the data: take every row, exactly
+        picked = np.flatnonzero(cost > 0)
+        weights = cost[picked]
+    else:
+        pi = importance / total
+        rng = np.random.default_rng(random_state)
+        picked, counts = np.unique(rng.choice(n, size=s, p=pi), return_counts=True)
+        weights = counts * cost[picked] / (s * pi[picked])
     Xs = A.restrict(picked).materialize()
     if sp.issparse(Xs) and Xs.nnz > DENSE_SKETCH_DENSITY * Xs.shape[0] * d:
         # dense enough (pixels) for BLAS's d^2 per row to beat the sparse product's
