@@ -28,6 +28,8 @@ _CONTROLLER = None
 # ``data[jj]`` against a negative index (wrap-around), which costs about a third of a sparse
 # dot product.  The dot product keeps four partial sums so that its additions do not form one
 # serial chain.  Together: 2x on a CSR row pass (SSL-book text, ``bench_cgls_overhead.py``).
+# Both are inlined into kernels of other modules (dual CD): numba's on-disk cache does not
+# notice an edit here, so clear ``__pycache__`` after changing them.
 @njit(inline="always", nogil=True)
 def row_dot(indptr, indices, data, i, w) -> float:
     """``X[i] @ w`` for row ``i`` of a CSR matrix."""
