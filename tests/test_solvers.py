@@ -183,6 +183,31 @@ def test_line_search_is_equivariant_to_the_step_length(seed, m, scale):
     assert scaled == pytest.approx(scale * base, rel=1e-9, abs=1e-12)
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 40), m=st.integers(1, 80))
+def test_hinge_terms_match_their_definitions(seed, n, m):
+    """value / active / newton_system against the numpy formulas of eqs. 2 and 4."""
+    rng = np.random.default_rng(seed)
+    o = rng.normal(scale=1.5, size=n)
+    rows = rng.integers(0, n, size=m)
+    y = rng.choice([-1.0, 1.0], size=m)
+    c = np.where(rng.random(m) < 0.2, 0.0, rng.uniform(0.1, 2.0, size=m))
+    terms = HingeTerms(y, c, rows=rows, n_rows=n)
+    assert terms.value(o) == pytest.approx(0.5 * c @ squared_hinge(y * o[rows]), rel=1e-12,
+                                           abs=1e-15)
+    active = terms.active(o)
+    np.testing.assert_array_equal(active, (y * o[rows] < 1.0) & (c > 0.0))
+    r, cost, target = terms.newton_system(active)
+    row_cost = np.bincount(rows[active], weights=c[active], minlength=n)
+    row_rhs = np.bincount(rows[active], weights=(c * y)[active], minlength=n)
+    np.testing.assert_array_equal(r, np.flatnonzero(row_cost > 0))
+    np.testing.assert_allclose(cost, row_cost[r], rtol=1e-12)
+    np.testing.assert_allclose(target, row_rhs[r] / row_cost[r], rtol=1e-12)
+    plain = HingeTerms(y, c)
+    assert plain.value(o[rows]) == pytest.approx(terms.value(o), rel=1e-12, abs=1e-15)
+    np.testing.assert_array_equal(plain.active(o[rows]), active)
+
+
 def _scipy_l2svm(Xa, y, c, lam):
     def f(w):
         m = np.maximum(0.0, 1.0 - y * (Xa @ w))

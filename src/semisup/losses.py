@@ -18,6 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
+
+_IDENTITY = np.empty(0, dtype=np.int64)  # "term i uses row i" for the compiled passes
 
 
 def squared_hinge(z: np.ndarray) -> np.ndarray:
@@ -41,6 +44,54 @@ def transductive_objective(reg_value: float, outputs_l: np.ndarray, y_l: np.ndar
     if outputs_u.size:
         obj += 0.5 * lam_u * float(np.mean(symmetric_squared_hinge(outputs_u)))
     return obj
+
+
+# One compiled pass per operation: DA presents two terms per unlabeled row (2.5M terms on
+# SecStr), where the numpy expressions' gathers and temporaries cost about as much as the
+# mat-vecs (benchmarks/results/bench_large.md).
+@njit(cache=True, nogil=True)
+def _terms_value(o, rows, y, cost) -> float:
+    mapped = rows.shape[0] > 0
+    total = 0.0
+    for i in range(y.shape[0]):
+        margin = 1.0 - y[i] * (o[rows[i]] if mapped else o[i])
+        if margin > 0.0:
+            total += cost[i] * margin * margin
+    return 0.5 * total
+
+
+@njit(cache=True, nogil=True)
+def _terms_active(o, rows, y, cost):
+    mapped = rows.shape[0] > 0
+    out = np.empty(y.shape[0], dtype=np.bool_)
+    for i in range(y.shape[0]):
+        out[i] = y[i] * (o[rows[i]] if mapped else o[i]) < 1.0 and cost[i] > 0.0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _merge_terms(active, rows, y, cost, n_rows):
+    row_cost = np.zeros(n_rows)
+    row_rhs = np.zeros(n_rows)
+    for i in range(y.shape[0]):
+        if active[i]:
+            row_cost[rows[i]] += cost[i]
+            row_rhs[rows[i]] += cost[i] * y[i]
+    n = 0
+    for r in range(n_rows):
+        if row_cost[r] > 0.0:
+            n += 1
+    out_rows = np.empty(n, dtype=np.int64)
+    out_cost = np.empty(n)
+    out_target = np.empty(n)
+    k = 0
+    for r in range(n_rows):
+        if row_cost[r] > 0.0:
+            out_rows[k] = r
+            out_cost[k] = row_cost[r]
+            out_target[k] = row_rhs[r] / row_cost[r]
+            k += 1
+    return out_rows, out_cost, out_target
 
 
 @dataclass
@@ -72,6 +123,7 @@ class HingeTerms:
             self.n_rows = self.y.shape[0]
         elif self.n_rows is None:
             raise ValueError("n_rows is required when rows is given")
+        self._map = _IDENTITY if self.rows is None else np.asarray(self.rows, dtype=np.int64)
 
     def expand(self, outputs: np.ndarray) -> np.ndarray:
         """Outputs of the terms from outputs of the data rows."""
@@ -79,11 +131,13 @@ class HingeTerms:
 
     def value(self, outputs: np.ndarray) -> float:
         """``(1/2) sum_i c_i l_2(y_i o_i)``."""
-        return 0.5 * float(self.cost @ squared_hinge(self.y * self.expand(outputs)))
+        return float(_terms_value(np.asarray(outputs, dtype=np.float64), self._map, self.y,
+                                  self.cost))
 
     def active(self, outputs: np.ndarray) -> np.ndarray:
         """Mask of the terms in the active (support vector) set ``j(w)``."""
-        return (self.y * self.expand(outputs) < 1.0) & (self.cost > 0.0)
+        return _terms_active(np.asarray(outputs, dtype=np.float64), self._map, self.y,
+                             self.cost)
 
     def newton_system(self, active: np.ndarray):
         """Rows, costs and targets of the least-squares problem of eq. 4.
@@ -101,9 +155,4 @@ class HingeTerms:
         if self.rows is None:
             rows = np.flatnonzero(active)
             return rows, self.cost[rows], self.y[rows]
-        r = self.rows[active]
-        c = self.cost[active]
-        row_cost = np.bincount(r, weights=c, minlength=self.n_rows)
-        row_rhs = np.bincount(r, weights=c * self.y[active], minlength=self.n_rows)
-        rows = np.flatnonzero(row_cost > 0.0)
-        return rows, row_cost[rows], row_rhs[rows] / row_cost[rows]
+        return _merge_terms(active, self._map, self.y, self.cost, self.n_rows)
