@@ -119,14 +119,9 @@ def _mv_probe_naive(indptr, indices, data, rows, w, out):
         out[k] = s
 
 
-@njit(cache=True, fastmath=True)
-def _mv_probe_fm(indptr, indices, data, rows, w, out):
-    for k in range(rows.shape[0]):
-        i = rows[k]
-        s = 0.0
-        for jj in range(indptr[i], indptr[i + 1]):
-            s += data[jj] * w[indices[jj]]
-        out[k] = s
+# the same loop with fastmath; not cached: numba's on-disk cache keys a function by its
+# code, not by its flags, so the two would share one entry
+_mv_probe_fm = njit(fastmath=True)(_mv_probe_naive.py_func)
 
 
 def kernel_probe(name, X, rows, rng, repeat: int, number: int) -> list:

@@ -6,11 +6,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from conftest import dense_with_bias
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from sklearn.exceptions import ConvergenceWarning
 
 from semisup import L2SVM, DeterministicAnnealingSVM, RLSClassifier, TransductiveSVM
 from semisup.linear.da import annealing_objective, optimal_beliefs
-from semisup.linear.tsvm import initial_labels, switch_labels
+from semisup.linear.tsvm import initial_labels, smallest, switch_labels
 from semisup.losses import HingeTerms, symmetric_squared_hinge
 
 
@@ -40,6 +43,43 @@ def test_switch_labels_lowers_objective_and_keeps_balance(rng):
     # S caps the number of switched pairs
     labels2 = before.copy()
     assert switch_labels(o, labels2, 3) == min(3, n)
+
+
+def _switch_labels_by_full_sort(o, labels, max_switches):
+    """Section 3.1.2 read literally: sort both candidate lists completely."""
+    pos = np.flatnonzero((labels > 0) & (o < 1.0))
+    neg = np.flatnonzero((labels < 0) & (o > -1.0))
+    k = min(pos.size, neg.size, np.inf if max_switches is None else max_switches)
+    pos = pos[np.argsort(o[pos], kind="stable")][: int(k)]
+    neg = neg[np.argsort(-o[neg], kind="stable")][: int(k)]
+    n = int(np.count_nonzero(o[pos] < o[neg]))
+    labels[pos[:n]], labels[neg[:n]] = -1.0, 1.0
+    return n
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), u=st.sampled_from([1, 7, 300, 5000]),
+       spread=st.sampled_from([0.05, 1.0]), ties=st.booleans(),
+       max_switches=st.sampled_from([None, 1, 50, 2000]))
+def test_switch_labels_equals_the_full_sort(seed, u, spread, ties, max_switches):
+    """The partial ordering switches exactly the pairs the full sort does (thousands too)."""
+    rng = np.random.default_rng(seed)
+    o = rng.normal(scale=spread, size=u)
+    if ties:
+        o = np.round(o, 1)
+    labels = np.where(rng.random(u) < 0.5, 1.0, -1.0)  # random labels: many pairs switch
+    expected = labels.copy()
+    n_ref = _switch_labels_by_full_sort(o, expected, max_switches)
+    assert switch_labels(o, labels, max_switches) == n_ref
+    np.testing.assert_array_equal(labels, expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=arrays(np.float64, st.integers(0, 60), elements=st.sampled_from(
+    [-2.0, -1.0, 0.0, 0.5, 1.0, 3.0])), k=st.integers(0, 70))
+def test_smallest_equals_stable_argsort_prefix(values, k):
+    np.testing.assert_array_equal(smallest(values, k),
+                                  np.argsort(values, kind="stable")[:k])
 
 
 def test_switch_labels_stops_at_non_improving_pair():

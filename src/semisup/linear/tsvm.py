@@ -46,12 +46,37 @@ def switch_labels(outputs_u: np.ndarray, labels_u: np.ndarray, max_switches: int
         k = min(k, int(max_switches))
     if k == 0:
         return 0
-    pos = pos[np.argsort(outputs_u[pos], kind="stable")[:k]]
-    neg = neg[np.argsort(-outputs_u[neg], kind="stable")[:k]]
-    n = int(np.count_nonzero(outputs_u[pos] < outputs_u[neg]))  # monotone: a prefix
-    labels_u[pos[:n]] = -1.0
-    labels_u[neg[:n]] = 1.0
+    # the switching pairs are a prefix of both orders (the condition is monotone), usually a
+    # short one: order only the first k0 of each list, and widen while every pair switches
+    k0 = min(k, _FIRST_PAIRS)
+    while True:
+        p = pos[smallest(outputs_u[pos], k0)]
+        q = neg[smallest(-outputs_u[neg], k0)]
+        n = int(np.count_nonzero(outputs_u[p] < outputs_u[q]))
+        if n < k0 or k0 == k:
+            break
+        k0 = min(k, 4 * k0)
+    labels_u[p[:n]] = -1.0
+    labels_u[q[:n]] = 1.0
     return n
+
+
+_FIRST_PAIRS = 1024
+
+
+def smallest(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` smallest values, ascending, ties by index.
+
+    Equals ``np.argsort(values, kind="stable")[:k]`` in ``O(n + k log k)``: a partition
+    finds the ``k``-th value, and only the candidates up to it are sorted.
+    """
+    if k >= values.size:
+        return np.argsort(values, kind="stable")[:k]
+    if k <= 0:
+        return np.empty(0, dtype=np.intp)
+    kth = np.partition(values, k - 1)[k - 1]
+    candidates = np.flatnonzero(values <= kth)  # in index order: a stable sort keeps ties so
+    return candidates[np.argsort(values[candidates], kind="stable")[:k]]
 
 
 @dataclass
