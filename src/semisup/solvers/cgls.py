@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from semisup.solvers.preconditioners import make_preconditioner
+from semisup.solvers.preconditioners import Diagonal, make_preconditioner
 
 
 @dataclass
@@ -63,6 +63,21 @@ def _update(gamma, p, Rp, Cq, x, Rx, z) -> None:
         Rx[i] += gamma * Rp[i]
     for k in range(z.shape[0]):
         z[k] -= gamma * Cq[k]
+
+
+@njit(cache=True, nogil=True)
+def _next_direction_diagonal(r, Rx, inverse, p, rho):
+    """As :func:`_next_direction` with ``r -= Rx`` and ``s = inverse * r`` in the same pass."""
+    rho_new = 0.0
+    omega = 0.0
+    for i in range(r.shape[0]):
+        r[i] -= Rx[i]
+        rho_new += inverse[i] * r[i] * r[i]
+        omega += r[i] * r[i]
+    beta = rho_new / rho
+    for i in range(p.shape[0]):
+        p[i] = inverse[i] * r[i] + beta * p[i]
+    return rho_new, omega
 
 
 @njit(cache=True, nogil=True)
@@ -128,6 +143,7 @@ def cgls(A, cost: np.ndarray, target: np.ndarray, reg, x0: np.ndarray | None = N
         b_norm = 1.0
     M = precondition if callable(precondition) else make_preconditioner(precondition, A,
                                                                           cost, reg)
+    inverse = M.inverse if isinstance(M, Diagonal) else None
     s = r if M is None else M(r)
     rho = float(r @ s)
     omega = float(r @ r)
@@ -144,9 +160,12 @@ def cgls(A, cost: np.ndarray, target: np.ndarray, reg, x0: np.ndarray | None = N
         gamma = rho / curvature
         _update(gamma, p, Rp, Cq, x, Rx, z)
         r = A.rmatvec(z)
-        r -= Rx
-        s = r if M is None else M(r)
-        rho_new, omega = _next_direction(r, s, p, rho)
+        if inverse is not None:
+            rho_new, omega = _next_direction_diagonal(r, Rx, inverse, p, rho)
+        else:
+            r -= Rx
+            s = r if M is None else M(r)
+            rho_new, omega = _next_direction(r, s, p, rho)
         rho = rho_new
         it += 1
     return CGLSResult(x=x, n_iter=it, converged=omega <= threshold,

@@ -30,11 +30,20 @@ SKETCH_ROWS_PER_WEIGHT = 4
 DENSE_SKETCH_DENSITY = 0.15
 
 
-def jacobi(A, cost: np.ndarray, reg) -> Callable[[np.ndarray], np.ndarray]:
+class Diagonal:
+    """``r -> inverse * r``; CGLS fuses the product into its own vector pass."""
+
+    def __init__(self, inverse: np.ndarray):
+        self.inverse = inverse
+
+    def __call__(self, r: np.ndarray) -> np.ndarray:
+        return self.inverse * r
+
+
+def jacobi(A, cost: np.ndarray, reg) -> Diagonal:
     """``r -> r / diag(R + A^T C A)`` (entries with a zero diagonal are left unscaled)."""
     diag = reg.diagonal(A.shape[1]) + A.weighted_column_sq(cost)
-    inv = np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 1.0)
-    return lambda r: inv * r
+    return Diagonal(np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 1.0))
 
 
 def sketched_cholesky(A, cost: np.ndarray, reg, n_samples: int | None = None,
