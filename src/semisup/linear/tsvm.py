@@ -24,6 +24,9 @@ def initial_labels(outputs_u: np.ndarray, positive_fraction: float) -> np.ndarra
     return labels
 
 
+_FIRST_PAIRS = 1024  # candidates of each list ordered first by switch_labels
+
+
 def switch_labels(outputs_u: np.ndarray, labels_u: np.ndarray, max_switches: int | None) -> int:
     """Switch up to ``S`` pairs of temporary labels that lower the objective (section 3.1.2).
 
@@ -59,9 +62,6 @@ def switch_labels(outputs_u: np.ndarray, labels_u: np.ndarray, max_switches: int
     labels_u[p[:n]] = -1.0
     labels_u[q[:n]] = 1.0
     return n
-
-
-_FIRST_PAIRS = 1024
 
 
 def smallest(values: np.ndarray, k: int) -> np.ndarray:
