@@ -54,7 +54,7 @@ class LinearSemiSupervisedClassifier(LinearClassifierMixin, ClassifierMixin, Bas
         check_positive(self.tol, "tol")
         for name in ("max_iter", "max_cg_iter"):
             v = getattr(self, name)
-            if v is None and name == "max_iter" and "max_iter" in self._defaultable:
+            if v is None and name in self._defaultable:
                 continue
             if not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from abc import ABCMeta, abstractmethod
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
@@ -10,7 +12,7 @@ from semisup._validation import SemiSupervisedData, check_semi_supervised
 from semisup.manifold._rkhs import KernelGraphMixin, _check_int, _check_real
 
 
-class ManifoldClassifier(KernelGraphMixin, ClassifierMixin, BaseEstimator):
+class ManifoldClassifier(KernelGraphMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Base class of the manifold-regularised kernel classifiers.
 
     A fitted estimator holds the expansion ``f_k(x) = sum_i alpha_ik K(x_i, x) + b_k``
@@ -34,8 +36,9 @@ class ManifoldClassifier(KernelGraphMixin, ClassifierMixin, BaseEstimator):
         """
         return self._fit(X, y)
 
+    @abstractmethod
     def _fit(self, X, y):
-        raise NotImplementedError
+        """Solve the method's problem (eq. 8 for LapRLS, eqs. 9-11 for LapSVM); return self."""
 
     def _check_regularization(self) -> None:
         _check_real(self.gamma_A, "gamma_A", positive=True)
