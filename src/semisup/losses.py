@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+
+from semisup._accel import njit, use_compiled
 
 _IDENTITY = np.empty(0, dtype=np.int64)  # "term i uses row i" for the compiled passes
 
@@ -124,6 +125,11 @@ class HingeTerms:
         elif self.n_rows is None:
             raise ValueError("n_rows is required when rows is given")
         self._map = _IDENTITY if self.rows is None else np.asarray(self.rows, dtype=np.int64)
+        self._compiled = use_compiled(self.y.shape[0])
+
+    def _margins(self, outputs: np.ndarray) -> np.ndarray:
+        """``y_i o[rows_i]`` (numpy path)."""
+        return self.y * (outputs if self.rows is None else outputs[self._map])
 
     def expand(self, outputs: np.ndarray) -> np.ndarray:
         """Outputs of the terms from outputs of the data rows."""
@@ -131,11 +137,15 @@ class HingeTerms:
 
     def value(self, outputs: np.ndarray) -> float:
         """``(1/2) sum_i c_i l_2(y_i o_i)``."""
+        if not self._compiled:
+            return 0.5 * float(self.cost @ squared_hinge(self._margins(outputs)))
         return float(_terms_value(np.asarray(outputs, dtype=np.float64), self._map, self.y,
                                   self.cost))
 
     def active(self, outputs: np.ndarray) -> np.ndarray:
         """Mask of the terms in the active (support vector) set ``j(w)``."""
+        if not self._compiled:
+            return (self._margins(outputs) < 1.0) & (self.cost > 0.0)
         return _terms_active(np.asarray(outputs, dtype=np.float64), self._map, self.y,
                              self.cost)
 
@@ -155,4 +165,10 @@ class HingeTerms:
         if self.rows is None:
             rows = np.flatnonzero(active)
             return rows, self.cost[rows], self.y[rows]
+        if not self._compiled:
+            rows, cost = self._map[active], self.cost[active]
+            row_cost = np.bincount(rows, weights=cost, minlength=self.n_rows)
+            row_rhs = np.bincount(rows, weights=cost * self.y[active], minlength=self.n_rows)
+            keep = np.flatnonzero(row_cost > 0.0)
+            return keep, row_cost[keep], row_rhs[keep] / row_cost[keep]
         return _merge_terms(active, self._map, self.y, self.cost, self.n_rows)

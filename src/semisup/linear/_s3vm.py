@@ -35,7 +35,7 @@ class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
     @staticmethod
     @abstractmethod
     def _algorithm(A, n_labeled, y_l, lam, lam_u, positive_fraction, **options):
-        """The training algorithm (e.g. :func:`semisup.linear.tsvm.transductive_svm`)."""
+        """The training algorithm (e.g. :func:`semisup.solvers.s3vm.transductive_svm`)."""
 
     @abstractmethod
     def _algorithm_options(self) -> dict:

@@ -28,8 +28,8 @@ import sys
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
+from semisup._accel import njit
 from semisup.losses import HingeTerms
 from semisup.solvers._kernels import row_axpy, row_dot
 
