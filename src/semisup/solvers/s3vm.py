@@ -189,10 +189,14 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
     history = []
     n_fits, n_switches, n_cg = 1, 0, sup.n_cg_iter
     switched = 0
+    precond = None
     while True:
         cost[l:] = lam_cur / u
         for _ in range(max_rounds):
-            res = l2svm_mfn(A, HingeTerms(y, cost), reg, w0=w, outputs0=o, **opts)
+            # label switches leave the row costs alone: the last preconditioner still serves
+            res = l2svm_mfn(A, HingeTerms(y, cost), reg, w0=w, outputs0=o,
+                            preconditioner0=precond, **opts)
+            precond = res.preconditioner
             w, o = res.w, res.outputs
             n_fits += 1
             n_cg += res.n_cg_iter
@@ -264,13 +268,15 @@ def binary_kl(p: np.ndarray, q: np.ndarray) -> float:
 
 
 def annealing_objective(reg_value: float, outputs_l, y_l, outputs_u, p, lam_u: float,
-                        temperature: float) -> float:
-    """The DA objective of eq. 6 at temperature ``T``."""
+                        temperature: float, entropy: float | None = None) -> float:
+    """The DA objective of eq. 6 at temperature ``T`` (``entropy``: ``H(p)`` if known)."""
     u = outputs_u.shape[0]
     obj = reg_value + 0.5 * float(np.mean(squared_hinge(y_l * outputs_l)))
     obj += 0.5 * lam_u / u * float(p @ squared_hinge(outputs_u)
                                    + (1.0 - p) @ squared_hinge(-outputs_u))
-    return obj - 0.5 * temperature / u * binary_entropy(p)
+    if entropy is None:
+        entropy = binary_entropy(p)
+    return obj - 0.5 * temperature / u * entropy
 
 
 @dataclass
@@ -359,16 +365,22 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
     best_w, best_p = w.copy(), p.copy()
     history = []
     n_iter, n_cg = 0, sup.n_cg_iter
+    precond = None
     for _outer in range(max_outer_iter):
         for _inner in range(max_inner_iter):
             q = p
             g = lam_u * (squared_hinge(o[l:]) - squared_hinge(-o[l:]))
             p, _ = optimal_beliefs(g, T, r)
-            obj_p = annealing_objective(reg.value(w), o[:l], y_l, o[l:], p, lam_u, T)
+            # H(p) once per p-step: each evaluation is two logarithms per unlabeled row
+            entropy = binary_entropy(p)
+            obj_p = annealing_objective(reg.value(w), o[:l], y_l, o[l:], p, lam_u, T, entropy)
             cost[l:l + u] = lam_u * p / u
             cost[l + u:] = lam_u * (1.0 - p) / u
+            # the preconditioner of the previous w-step serves while the row costs it was
+            # built for have barely moved (late inner iterations, low temperatures)
             res = l2svm_mfn(A, HingeTerms(y, cost, rows=rows, n_rows=l + u), reg,
-                            w0=w, outputs0=o, **opts)
+                            w0=w, outputs0=o, preconditioner0=precond, **opts)
+            precond = res.preconditioner
             w, o = res.w, res.outputs
             n_iter += 1
             n_cg += res.n_cg_iter
@@ -377,19 +389,27 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
             history.append({
                 "temperature": T, "objective_p_step": obj_p,
                 "objective_w_step": annealing_objective(reg.value(w), o[:l], y_l, o[l:], p,
-                                                        lam_u, T),
-                "kl": kl, "entropy": binary_entropy(p), "transductive_objective": tobj})
+                                                        lam_u, T, entropy),
+                "kl": kl, "entropy": entropy, "transductive_objective": tobj})
             if tobj < best_obj:
                 best_obj, best_w, best_p = tobj, w.copy(), p.copy()
             if kl < u * kl_tol:
                 break
-        entropy = binary_entropy(p)
         if verbose:
             print(f"[DA] T={T:.4g} inner={_inner + 1} entropy/u={entropy / u:.3g} "
                   f"objective={tobj:.8g} best={best_obj:.8g}", file=sys.stderr)
         if entropy < u * entropy_tol:
             break
         T /= temperature_decay
+    else:
+        # the temperature budget ran out while the beliefs were still soft: the path was cut
+        # short of the hard-label limit the method is defined by (say so, not silently)
+        from sklearn.exceptions import ConvergenceWarning  # on demand: a costly import
+
+        warnings.warn(f"DA: annealing stopped after max_outer_iter={max_outer_iter} "
+                      f"temperatures at T={T * temperature_decay:.3g} with entropy/u="
+                      f"{entropy / u:.3g} above entropy_tol={entropy_tol:g}: raise "
+                      "max_outer_iter or temperature_decay", ConvergenceWarning, stacklevel=2)
     return DAResult(w=best_w, beliefs=best_p, objective=best_obj, n_iter=n_iter,
                     n_cg_iter=n_cg, history=history)
 
