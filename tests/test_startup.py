@@ -129,12 +129,6 @@ def test_cli_model_rejects_one_class():
         SVMlinModel(2).fit(X, np.where(np.arange(X.shape[0]) < 5, 1, -1))
 
 
-@pytest.fixture
-def compiled(monkeypatch):
-    """Run what follows on the numba kernels whatever the size."""
-    monkeypatch.setattr(_accel, "COMPILE_MIN_SIZE", 0)
-
-
 def _pieces(X, y):
     A = Design(X).restrict(np.arange(0, X.shape[0], 2))
     m = A.n_rows

@@ -30,9 +30,19 @@ prange = range
 _BOUND_MODULES: set[str] = set()
 
 
+#: A loss term or vector entry costs several numpy temporaries where a stored entry costs one
+#: multiply-add: vectors of this many tenths of :data:`COMPILE_MIN_SIZE` go compiled.
+VECTOR_FRACTION = 0.1
+
+
 def use_compiled(size: int) -> bool:
-    """Whether a problem with ``size`` stored entries should run on the compiled kernels."""
+    """Whether a matrix with ``size`` stored entries should be multiplied by compiled kernels."""
     return size >= COMPILE_MIN_SIZE
+
+
+def use_compiled_vectors(length: int) -> bool:
+    """Whether passes over vectors (loss terms, CG updates) of ``length`` should be compiled."""
+    return length >= VECTOR_FRACTION * COMPILE_MIN_SIZE
 
 
 class LazyKernel:

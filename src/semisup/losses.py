@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from semisup._accel import njit, use_compiled
+from semisup._accel import njit, use_compiled_vectors
 
 _IDENTITY = np.empty(0, dtype=np.int64)  # "term i uses row i" for the compiled passes
 
@@ -125,7 +125,7 @@ class HingeTerms:
         elif self.n_rows is None:
             raise ValueError("n_rows is required when rows is given")
         self._map = _IDENTITY if self.rows is None else np.asarray(self.rows, dtype=np.int64)
-        self._compiled = use_compiled(self.y.shape[0])
+        self._compiled = use_compiled_vectors(self.y.shape[0])
 
     def _margins(self, outputs: np.ndarray) -> np.ndarray:
         """``y_i o[rows_i]`` (numpy path)."""

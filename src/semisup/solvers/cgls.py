@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from semisup._accel import njit, use_compiled
+from semisup._accel import njit, use_compiled_vectors
 from semisup.solvers.preconditioners import Diagonal, make_preconditioner
 
 
@@ -151,7 +151,7 @@ def cgls(A, cost: np.ndarray, target: np.ndarray, reg, x0: np.ndarray | None = N
     Cq = np.empty(A.shape[0])
     threshold = (tol * b_norm) ** 2
     # small systems: numpy's vector operations (no numba import, no compilation)
-    compiled = use_compiled(max(A.shape))
+    compiled = use_compiled_vectors(max(A.shape))
     it = 0
     while omega > threshold and it < max_iter:
         q = A.matvec(p)

@@ -36,7 +36,8 @@ class Design:
     rows : ndarray of int, optional
         Row subset (sorted, unique); all rows when omitted.
     parallel : bool or None
-        Use the multi-threaded kernels; ``None`` decides from the number of non-zeros.
+        Use the multi-threaded (True) or serial (False) compiled kernels; ``None`` decides
+        from the number of non-zeros.
 
     Sparse data with fewer non-zeros than :data:`semisup._accel.COMPILE_MIN_SIZE` is
     multiplied by scipy.sparse on a row slice made once per restriction (no numba), larger
@@ -56,7 +57,8 @@ class Design:
             self._indptr, self._data = X.indptr, X.data
             self._indices = X.indices.view(np.uint32 if X.indices.dtype == np.int32
                                            else np.uint64)
-            self._compiled = use_compiled(X.nnz)
+            # an explicit ``parallel`` asks for the compiled kernels whatever the size
+            self._compiled = use_compiled(X.nnz) or parallel is not None
         else:
             X = np.ascontiguousarray(X, dtype=np.float64)
             self._compiled = False  # BLAS does the products

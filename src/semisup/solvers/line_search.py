@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from semisup._accel import njit, use_compiled
+from semisup._accel import njit, use_compiled_vectors
 
 # phi' is evaluated at these steps in the first pass; break points beyond the first one
 # where phi' >= 0 cannot matter.  Exact Newton steps give 1; the loose first pass of MFN and
@@ -158,7 +158,7 @@ def exact_line_search(outputs: np.ndarray, outputs_bar: np.ndarray, y: np.ndarra
         The exact minimiser of ``phi`` over ``delta >= 0``.
     """
     rows = np.empty(0, dtype=np.int64) if rows is None else rows
-    compiled = use_compiled(y.shape[0])
+    compiled = use_compiled_vectors(len(y))
     slope, intercept, bp, dslope, dint = (_break_points if compiled else _break_points_numpy)(
         np.asarray(outputs, dtype=np.float64), np.asarray(outputs_bar, dtype=np.float64),
         rows, np.asarray(y, dtype=np.float64), np.asarray(cost, dtype=np.float64),
