@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.1.0"
+from semisup._version import __version__ as __version__
 
 # public name -> module defining it; adding an export is one line here
 _EXPORTS = {
