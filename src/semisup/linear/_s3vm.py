@@ -19,6 +19,10 @@ class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
     keyword arguments it takes from the estimator's parameters.
     """
 
+    _convergence_parameters = {"mfn": "max_iter", "cgls": "max_cg_iter",
+                               "label switching": "lam_u_growth",
+                               "DA inner": "max_inner_iter", "DA annealing": "max_outer_iter"}
+
     def _validate_params(self) -> None:
         check_positive(self.lam, "lam")
         check_positive(self.lam_u, "lam_u", allow_zero=True)

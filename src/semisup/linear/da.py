@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import expit, logit, rel_entr, xlogy
 
+from semisup._logging import get_logger, progress, report_unconverged
 from semisup._validation import check_positive
 from semisup.linear._s3vm import SemiSupervisedLinearSVM
 from semisup.losses import HingeTerms, squared_hinge, transductive_objective
 from semisup.regularizers import Ridge
 from semisup.solvers.mfn import l2svm_mfn
 from semisup.solvers.roots import safeguarded_newton
+
+logger = get_logger(__name__)
 
 
 def optimal_beliefs(g: np.ndarray, temperature: float, positive_fraction: float,
@@ -134,6 +136,7 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
         ``Ridge(lam)`` by default; a :class:`semisup.regularizers.GraphRidge` adds a graph
         term (manifold regularization on top of the S3VM loss).
     verbose : int
+        A progress bar over the temperatures; one DEBUG line per temperature.
     """
     opts = dict(mfn_options or {})
     l = n_labeled
@@ -157,6 +160,7 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
     best_w, best_p = w.copy(), p.copy()
     history = []
     n_iter, n_cg = 0, sup.n_cg_iter
+    bar = progress(max_outer_iter, "DA temperatures", verbose, "T")
     for _outer in range(max_outer_iter):
         for _inner in range(max_inner_iter):
             q = p
@@ -181,13 +185,22 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
                 best_obj, best_w, best_p = tobj, w.copy(), p.copy()
             if kl < u * kl_tol:
                 break
+        else:
+            report_unconverged("DA inner", f"KL >= u kl_tol after {max_inner_iter} (p, w) "
+                                           f"iterations at T={T:.3g}")
         entropy = binary_entropy(p)
-        if verbose:
-            print(f"[DA] T={T:.4g} inner={_inner + 1} entropy/u={entropy / u:.3g} "
-                  f"objective={tobj:.8g} best={best_obj:.8g}", file=sys.stderr)
+        logger.debug("DA T=%.4g inner=%d entropy/u=%.3g objective=%.8g best=%.8g", T,
+                     _inner + 1, entropy / u, tobj, best_obj)
+        bar.update()
         if entropy < u * entropy_tol:
             break
         T /= temperature_decay
+    else:
+        report_unconverged("DA annealing", f"entropy/u still >= entropy_tol after "
+                                           f"{max_outer_iter} temperatures")
+    bar.close()
+    logger.info("DA: %d temperatures, %d (p, w) iterations, %d CG iterations, objective %.8g",
+                _outer + 1, n_iter, n_cg, best_obj)
     return DAResult(w=best_w, beliefs=best_p, objective=best_obj, n_iter=n_iter,
                     n_cg_iter=n_cg, history=history)
 
@@ -244,7 +257,8 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVM):
                  max_inner_iter: int = 100, kl_tol: float = 1e-6, entropy_tol: float = 1e-6,
                  gamma_I: float = 0.0, graph=None, fit_intercept: bool = True,
                  intercept_scaling: float = 1.0, tol: float = 1e-6,
-                 max_iter: int = 50, max_cg_iter: int = 10_000, verbose: int = 0):
+                 max_iter: int = 50, max_cg_iter: int = 10_000, verbose: int = 0,
+                 probability: bool = False):
         self.lam = lam
         self.lam_u = lam_u
         self.positive_fraction = positive_fraction
@@ -262,6 +276,7 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVM):
         self.max_iter = max_iter
         self.max_cg_iter = max_cg_iter
         self.verbose = verbose
+        self.probability = probability
 
     def _validate_params(self) -> None:
         super()._validate_params()

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import sys
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
+from semisup._logging import get_logger, progress, report_unconverged
 from semisup.linear._s3vm import SemiSupervisedLinearSVM
 from semisup.losses import HingeTerms, transductive_objective
 from semisup.regularizers import Ridge
 from semisup.solvers.mfn import l2svm_mfn
+
+logger = get_logger(__name__)
 
 
 def initial_labels(outputs_u: np.ndarray, positive_fraction: float) -> np.ndarray:
@@ -143,7 +143,8 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
         ``R`` of the objective; ``Ridge(lam)`` by default, a
         :class:`semisup.regularizers.GraphRidge` adds a graph term.
     verbose : int
-        Progress to stderr.
+        A progress bar over the ``lam_u'`` stages; per-round lines at DEBUG level of the
+        ``semisup.linear.tsvm`` logger.
     """
     opts = dict(mfn_options or {})
     l = n_labeled
@@ -163,6 +164,10 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
     history = []
     n_fits, n_switches, n_cg = 1, 0, sup.n_cg_iter
     switched = 0
+    n_stages, stage_lam = 1, lam_cur
+    while stage_lam < lam_u:
+        stage_lam, n_stages = min(stage_lam * lam_u_growth, lam_u), n_stages + 1
+    bar = progress(n_stages, "TSVM lam_u stages", verbose, "stage")
     while True:
         cost[l:] = lam_cur / u
         for _ in range(max_rounds):
@@ -173,18 +178,21 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
             history.append({"lam_u": lam_cur, "objective": res.objective, "switched": switched})
             switched = switch_labels(o[l:], y[l:], max_switches)
             n_switches += switched
-            if verbose:
-                print(f"[TSVM] lam_u'={lam_cur:.3g} objective={res.objective:.8g} "
-                      f"switched={switched}", file=sys.stderr)
+            logger.debug("TSVM lam_u'=%.3g objective=%.8g switched=%d", lam_cur,
+                         res.objective, switched)
             if switched == 0:
                 break
         else:
-            warnings.warn(f"TSVM: label switching did not settle within {max_rounds} rounds at "
-                          f"lam_u'={lam_cur:.3g}", ConvergenceWarning, stacklevel=2)
+            report_unconverged("label switching", f"{max_rounds} rounds at "
+                                                  f"lam_u'={lam_cur:.3g}")
+        bar.update()
         if lam_cur >= lam_u:
             break
         lam_cur = min(lam_cur * lam_u_growth, lam_u)
+    bar.close()
     objective = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u)
+    logger.info("TSVM: %d stages, %d retrainings, %d pairs switched, %d CG iterations, "
+                "objective %.8g", n_stages, n_fits, n_switches, n_cg, objective)
     return TSVMResult(w=w, labels_u=y[l:].copy(), objective=objective, n_iter=n_fits,
                       n_switches=n_switches, n_cg_iter=n_cg, history=history)
 
@@ -239,7 +247,8 @@ class TransductiveSVM(SemiSupervisedLinearSVM):
                  lam_u_init: float = 1e-5, lam_u_growth: float = 1.5, gamma_I: float = 0.0,
                  graph=None, fit_intercept: bool = True,
                  intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int = 50,
-                 max_cg_iter: int = 10_000, verbose: int = 0):
+                 max_cg_iter: int = 10_000, verbose: int = 0,
+                 probability: bool = False):
         self.lam = lam
         self.lam_u = lam_u
         self.positive_fraction = positive_fraction
@@ -254,6 +263,7 @@ class TransductiveSVM(SemiSupervisedLinearSVM):
         self.max_iter = max_iter
         self.max_cg_iter = max_cg_iter
         self.verbose = verbose
+        self.probability = probability
 
     def _validate_params(self) -> None:
         super()._validate_params()

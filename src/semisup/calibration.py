@@ -1,0 +1,212 @@
+"""Class probabilities for margin classifiers: Platt scaling fitted on the labeled rows only.
+
+Every semisup classifier with a ``decision_function`` gets ``predict_proba`` and
+``predict_log_proba`` from :class:`ProbabilityMixin` when built with
+``probability=True`` (as :class:`sklearn.svm.SVC`): ``fit`` then also runs a stratified
+cross-validation over the **labeled** rows (:class:`semisup.model_selection.LabeledStratifiedKFold`,
+every unlabeled row in every training fold), collects the out-of-fold decision values of
+the labeled rows and fits one sigmoid ``P(y = 1 | f) = 1 / (1 + exp(A f + B))`` per output
+to them (Platt, 1999, with the smoothed targets and Newton method of Lin, Lin & Weng, 2007).
+This costs ``n_folds`` extra fits, hence opt-in. More than two classes: one sigmoid per
+one-vs-rest output, normalised to sum to one.
+
+A new estimator opts in by inheriting :class:`ProbabilityMixin` (before
+``ClassifierMixin``), having a ``probability`` parameter, and calling
+``self._fit_probability(X, y, sample_weight)`` at the end of ``fit`` with the validated
+``X``.
+
+Other routes, for scikit-learn's meta-estimators (which re-encode ``y`` and would treat
+``-1`` as a class):
+
+- ``CalibratedClassifierCV(FrozenEstimator(fitted_model), method="isotonic")`` fitted on
+  held-out *labeled* rows: isotonic or sigmoid calibration of a semi-supervised fit.
+- ``VotingClassifier([(name, FrozenEstimator(fitted_model)), ...], voting="soft")``
+  fitted on labeled rows: soft voting over semi-supervised fits.
+- ``SelfTrainingClassifier(L2SVM(probability=True))`` works directly (it fits its
+  estimator on labeled rows).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.special import expit, log_expit
+from sklearn.base import clone
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from semisup._validation import unlabeled_mask
+
+#: folds of the internal cross-validation (fewer when a labeled class is smaller)
+N_FOLDS = 5
+
+
+def platt_sigmoid(f: np.ndarray, positive: np.ndarray, sample_weight: np.ndarray | None = None,
+                  max_iter: int = 100, tol: float = 1e-10) -> tuple[float, float]:
+    """Fit ``P(positive | f) = 1 / (1 + exp(A f + B))`` by maximum likelihood.
+
+    Targets are Platt's smoothed ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``, which keep
+    the fit finite on separable decision values; the minimiser of the cross-entropy is
+    found by Newton's method with backtracking (Lin, Lin & Weng, 2007, Algorithm 1).
+
+    Parameters
+    ----------
+    f : ndarray of shape (n,)
+        Decision values (out of fold).
+    positive : ndarray of bool, shape (n,)
+        Whether each row belongs to the positive class.
+    sample_weight : ndarray of shape (n,), optional
+
+    Returns
+    -------
+    A, B : float
+    """
+    f = np.asarray(f, dtype=np.float64)
+    positive = np.asarray(positive, dtype=bool)
+    w = np.ones_like(f) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    n_pos, n_neg = float(w[positive].sum()), float(w[~positive].sum())
+    t = np.where(positive, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+    A, B = 0.0, float(np.log((n_neg + 1.0) / (n_pos + 1.0)))
+
+    def loss(a: float, b: float) -> float:
+        z = a * f + b  # P = expit(-z); cross-entropy written stably in z
+        return float(w @ (t * -log_expit(-z) + (1.0 - t) * -log_expit(z)))
+
+    value = loss(A, B)
+    for _ in range(max_iter):
+        p = expit(-(A * f + B))
+        d = w * (t - p)                    # gradient of the loss wrt z
+        h = np.maximum(w * p * (1.0 - p), 1e-12)
+        g = np.array([f @ d, d.sum()])
+        H = np.array([[f @ (h * f) + 1e-12, f @ h], [f @ h, h.sum() + 1e-12]])
+        if np.abs(g).max() < tol * max(1.0, w.sum()):
+            break
+        step = np.linalg.solve(H, -g)
+        s = 1.0
+        while s >= 1e-10:
+            a, b = A + s * step[0], B + s * step[1]
+            new = loss(a, b)
+            if new < value + 1e-4 * s * float(g @ step):
+                break
+            s /= 2.0
+        else:
+            break
+        A, B, value = a, b, new
+    return A, B
+
+
+def _rows(X, rows, cols=None):
+    X_rows = X.iloc[rows] if hasattr(X, "iloc") else X[rows]
+    if cols is None:
+        return X_rows
+    return X_rows.iloc[:, cols] if hasattr(X_rows, "iloc") else X_rows[:, cols]
+
+
+def out_of_fold_decisions(estimator, X, y, sample_weight=None, n_folds: int = N_FOLDS,
+                          random_state=None) -> tuple[np.ndarray, np.ndarray]:
+    """Decision values of the labeled rows, each from a fit that did not see its label.
+
+    Folds: :class:`~semisup.model_selection.LabeledStratifiedKFold` with
+    ``min(n_folds, smallest class)`` folds; every unlabeled row is in every training fold.
+    A ``kernel="precomputed"`` Gram matrix is cut on both axes.
+
+    Returns
+    -------
+    labeled : ndarray of int
+        Indices of the labeled rows.
+    decisions : ndarray of shape (n_labeled,) or (n_labeled, n_outputs)
+    """
+    from semisup.model_selection import LabeledStratifiedKFold
+
+    y = np.asarray(y)
+    labeled = np.flatnonzero(~unlabeled_mask(y))
+    _, counts = np.unique(y[labeled], return_counts=True)
+    k = int(min(n_folds, counts.min()))
+    if k < 2:
+        raise ValueError("probability=True needs at least 2 labeled rows in every class (the "
+                         "sigmoid is fitted on out-of-fold decision values); label more rows "
+                         "or use probability=False")
+    precomputed = getattr(estimator, "kernel", None) == "precomputed"
+    position = np.full(y.shape[0], -1)
+    position[labeled] = np.arange(labeled.size)
+    decisions = None
+    cv = LabeledStratifiedKFold(k, random_state=0 if random_state is None else random_state)
+    for train, test in cv.split(X, y):
+        model = clone(estimator).set_params(probability=False)
+        fit_kwargs = {} if sample_weight is None else {
+            "sample_weight": np.asarray(sample_weight)[train]}
+        model.fit(_rows(X, train, train if precomputed else None), y[train], **fit_kwargs)
+        dec = np.asarray(model.decision_function(
+            _rows(X, test, train if precomputed else None)))
+        if decisions is None:
+            decisions = np.empty((labeled.size,) + dec.shape[1:])
+        decisions[position[test]] = dec
+    return labeled, decisions
+
+
+def _has_probability(estimator) -> bool:
+    if not getattr(estimator, "probability", False):
+        raise AttributeError(f"predict_proba is not available when probability=False: build "
+                             f"{type(estimator).__name__}(probability=True) (it fits a sigmoid "
+                             "on cross-validated decision values of the labeled rows)")
+    return True
+
+
+class ProbabilityMixin:
+    """``predict_proba`` / ``predict_log_proba`` by Platt scaling (``probability=True``).
+
+    Attributes set by ``fit`` when ``probability=True``
+    ----------------------------------------------------
+    probA_, probB_ : ndarray of shape (n_outputs,)
+        Sigmoid parameters ``A``, ``B`` per output (one output for two classes).
+    """
+
+    def _fit_probability(self, X, y, sample_weight=None) -> None:
+        """Fit the sigmoids (called at the end of ``fit``); a no-op for ``probability=False``."""
+        for name in ("probA_", "probB_"):
+            if hasattr(self, name):
+                delattr(self, name)
+        if not getattr(self, "probability", False):
+            return
+        labeled, dec = out_of_fold_decisions(self, X, y, sample_weight,
+                                             random_state=getattr(self, "random_state", None))
+        y_l = np.asarray(y)[labeled]
+        w_l = None if sample_weight is None else np.asarray(sample_weight)[labeled]
+        if dec.ndim == 1:
+            pairs = [platt_sigmoid(dec, y_l == self.classes_[1], w_l)]
+        else:
+            pairs = [platt_sigmoid(dec[:, k], y_l == c, w_l) for k, c in enumerate(self.classes_)]
+        self.probA_ = np.array([a for a, _ in pairs])
+        self.probB_ = np.array([b for _, b in pairs])
+
+    @available_if(_has_probability)
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities: Platt sigmoids of ``decision_function`` (``probability=True``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        check_is_fitted(self, "probA_")
+        dec = np.asarray(self.decision_function(X))
+        if dec.ndim == 1:
+            p = expit(-(self.probA_[0] * dec + self.probB_[0]))
+            return np.column_stack([1.0 - p, p])
+        P = expit(-(dec * self.probA_ + self.probB_))
+        total = P.sum(axis=1, keepdims=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            P = np.where(total > 0, P / total, 1.0 / P.shape[1])
+        return P
+
+    @available_if(_has_probability)
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
