@@ -5,10 +5,14 @@ Every semisup classifier with a ``decision_function`` gets ``predict_proba`` and
 ``probability=True`` (as :class:`sklearn.svm.SVC`): ``fit`` then also runs a stratified
 cross-validation over the **labeled** rows (:class:`semisup.model_selection.LabeledStratifiedKFold`,
 every unlabeled row in every training fold), collects the out-of-fold decision values of
-the labeled rows and fits one sigmoid ``P(y = 1 | f) = 1 / (1 + exp(A f + B))`` per output
-to them (Platt, 1999, with the smoothed targets and Newton method of Lin, Lin & Weng, 2007).
-This costs ``n_folds`` extra fits, hence opt-in. More than two classes: one sigmoid per
-one-vs-rest output, normalised to sum to one.
+the labeled rows and fits a sigmoid ``P(y = 1 | f) = 1 / (1 + exp(A f))`` to them by
+maximum likelihood (Platt, 1999, with the smoothed targets and Newton method of Lin, Lin &
+Weng, 2007). Platt's offset ``B`` is fixed at 0 so that ``predict_proba``'s arg max is
+always ``predict`` (scikit-learn's contract, and what ``SelfTrainingClassifier`` needs to
+pseudo-label consistently); with more than two classes one slope ``A`` is fitted to the
+pooled one-vs-rest outputs and the sigmoids are normalised to sum to one, which keeps the
+ranking of the decision values. This costs ``n_folds`` (5, fewer when a labeled class is
+smaller) extra fits, hence opt-in. A class needs at least 2 labeled rows.
 
 A new estimator opts in by inheriting :class:`ProbabilityMixin` (before
 ``ClassifierMixin``), having a ``probability`` parameter, and calling
@@ -31,6 +35,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit, log_expit
 from sklearn.base import clone
 from sklearn.utils.metaestimators import available_if
@@ -43,7 +48,8 @@ N_FOLDS = 5
 
 
 def platt_sigmoid(f: np.ndarray, positive: np.ndarray, sample_weight: np.ndarray | None = None,
-                  max_iter: int = 100, tol: float = 1e-10) -> tuple[float, float]:
+                  fit_intercept: bool = True, max_iter: int = 100,
+                  tol: float = 1e-10) -> tuple[float, float]:
     """Fit ``P(positive | f) = 1 / (1 + exp(A f + B))`` by maximum likelihood.
 
     Targets are Platt's smoothed ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``, which keep
@@ -57,6 +63,9 @@ def platt_sigmoid(f: np.ndarray, positive: np.ndarray, sample_weight: np.ndarray
     positive : ndarray of bool, shape (n,)
         Whether each row belongs to the positive class.
     sample_weight : ndarray of shape (n,), optional
+    fit_intercept : bool, default=True
+        Fit ``B``; with ``False``, ``B = 0``: the sigmoid crosses 1/2 where ``f = 0``, so
+        thresholding the probability at 1/2 gives the classifier's own predictions.
 
     Returns
     -------
@@ -67,33 +76,40 @@ def platt_sigmoid(f: np.ndarray, positive: np.ndarray, sample_weight: np.ndarray
     w = np.ones_like(f) if sample_weight is None else np.asarray(sample_weight, np.float64)
     n_pos, n_neg = float(w[positive].sum()), float(w[~positive].sum())
     t = np.where(positive, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
-    A, B = 0.0, float(np.log((n_neg + 1.0) / (n_pos + 1.0)))
+    theta = np.array([0.0, np.log((n_neg + 1.0) / (n_pos + 1.0)) if fit_intercept else 0.0])
+    free = slice(0, 2) if fit_intercept else slice(0, 1)
 
-    def loss(a: float, b: float) -> float:
-        z = a * f + b  # P = expit(-z); cross-entropy written stably in z
+    def loss(th: np.ndarray) -> float:
+        z = th[0] * f + th[1]  # P = expit(-z); the cross-entropy written stably in z
         return float(w @ (t * -log_expit(-z) + (1.0 - t) * -log_expit(z)))
 
-    value = loss(A, B)
+    value = loss(theta)
     for _ in range(max_iter):
-        p = expit(-(A * f + B))
-        d = w * (t - p)                    # gradient of the loss wrt z
+        p = expit(-(theta[0] * f + theta[1]))
+        d = w * (t - p)                    # derivative of the loss in z
         h = np.maximum(w * p * (1.0 - p), 1e-12)
-        g = np.array([f @ d, d.sum()])
-        H = np.array([[f @ (h * f) + 1e-12, f @ h], [f @ h, h.sum() + 1e-12]])
-        if np.abs(g).max() < tol * max(1.0, w.sum()):
+        g = np.array([f @ d, d.sum()])[free]
+        H = np.array([[f @ (h * f) + 1e-12, f @ h], [f @ h, h.sum() + 1e-12]])[free, free]
+        if np.abs(g).max() < tol * max(1.0, float(w.sum())):
             break
-        step = np.linalg.solve(H, -g)
+        step = np.zeros(2)
+        step[free] = np.linalg.solve(H, -g)
         s = 1.0
         while s >= 1e-10:
-            a, b = A + s * step[0], B + s * step[1]
-            new = loss(a, b)
-            if new < value + 1e-4 * s * float(g @ step):
+            trial = theta + s * step
+            new = loss(trial)
+            if new < value + 1e-4 * s * float(g @ step[free]):
                 break
             s /= 2.0
         else:
             break
-        A, B, value = a, b, new
-    return A, B
+        theta, value = trial, new
+    return float(theta[0]), float(theta[1])
+
+
+def _as_1d(y) -> np.ndarray:
+    y = np.asarray(y)
+    return y.ravel() if y.ndim == 2 and y.shape[1] == 1 else y
 
 
 def _rows(X, rows, cols=None):
@@ -119,7 +135,11 @@ def out_of_fold_decisions(estimator, X, y, sample_weight=None, n_folds: int = N_
     """
     from semisup.model_selection import LabeledStratifiedKFold
 
-    y = np.asarray(y)
+    y = _as_1d(y)
+    if sp.issparse(X):
+        X = X.tocsr()  # row indexing (COO, DIA... have none)
+    elif not hasattr(X, "iloc"):
+        X = np.asarray(X)
     labeled = np.flatnonzero(~unlabeled_mask(y))
     _, counts = np.unique(y[labeled], return_counts=True)
     k = int(min(n_folds, counts.min()))
@@ -159,7 +179,8 @@ class ProbabilityMixin:
     Attributes set by ``fit`` when ``probability=True``
     ----------------------------------------------------
     probA_, probB_ : ndarray of shape (n_outputs,)
-        Sigmoid parameters ``A``, ``B`` per output (one output for two classes).
+        Sigmoid parameters ``A`` (shared by the outputs) and ``B`` (0) per output (one
+        output for two classes).
     """
 
     def _fit_probability(self, X, y, sample_weight=None) -> None:
@@ -171,14 +192,19 @@ class ProbabilityMixin:
             return
         labeled, dec = out_of_fold_decisions(self, X, y, sample_weight,
                                              random_state=getattr(self, "random_state", None))
-        y_l = np.asarray(y)[labeled]
+        y_l = _as_1d(y)[labeled]
         w_l = None if sample_weight is None else np.asarray(sample_weight)[labeled]
         if dec.ndim == 1:
-            pairs = [platt_sigmoid(dec, y_l == self.classes_[1], w_l)]
+            A, B = platt_sigmoid(dec, y_l == self.classes_[1], w_l, fit_intercept=False)
         else:
-            pairs = [platt_sigmoid(dec[:, k], y_l == c, w_l) for k, c in enumerate(self.classes_)]
-        self.probA_ = np.array([a for a, _ in pairs])
-        self.probB_ = np.array([b for _, b in pairs])
+            # one slope for every one-vs-rest output, fitted on them pooled: the
+            # probabilities then rank the classes as the decision values do
+            positive = y_l[:, None] == self.classes_[None, :]
+            w_pool = None if w_l is None else np.repeat(w_l, dec.shape[1])
+            A, B = platt_sigmoid(dec.ravel(), positive.ravel(), w_pool, fit_intercept=False)
+        n_outputs = 1 if dec.ndim == 1 else dec.shape[1]
+        self.probA_ = np.full(n_outputs, A)
+        self.probB_ = np.full(n_outputs, B)
 
     @available_if(_has_probability)
     def predict_proba(self, X) -> np.ndarray:

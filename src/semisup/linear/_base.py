@@ -7,6 +7,7 @@ from abc import ABCMeta, abstractmethod
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
 from semisup._logging import convergence_check, get_logger, progress, verbosity
@@ -115,7 +116,8 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityM
                 if n_classes > 2:
                     logger.info("%s: class %r vs rest", name, data.classes[k])
                 y_pm = data.binary_targets(k)
-                prior = float(np.mean(y_pm > 0))
+                prior = float(np.average(y_pm > 0, weights=None if sample_weight is None
+                                         else sample_weight[data.labeled]))
                 results.append(self._fit_binary(design, data, y_pm, prior, sample_weight,
                                                 context=context, seed=seed))
                 bar.update()
@@ -132,7 +134,10 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityM
         transduction[data.labeled] = data.classes[data.y_index]
         if data.unlabeled.size:
             # predicting every row costs little more and never copies the unlabeled rows
-            transduction[data.unlabeled] = self.predict(data.X)[data.unlabeled]
+            scores = safe_sparse_dot(data.X, self.coef_.T) + self.intercept_
+            winner = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 \
+                else scores.argmax(axis=1)
+            transduction[data.unlabeled] = self.classes_[winner[data.unlabeled]]
         self.transduction_ = transduction
         self._fit_probability(data.X, y, sample_weight)
         return self

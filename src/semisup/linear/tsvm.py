@@ -8,7 +8,7 @@ import numpy as np
 
 from semisup._logging import get_logger, progress, report_unconverged
 from semisup.linear._s3vm import SemiSupervisedLinearSVM
-from semisup.losses import HingeTerms, transductive_objective
+from semisup.losses import HingeTerms, split_sample_weight, transductive_objective
 from semisup.regularizers import Ridge
 from semisup.solvers.mfn import l2svm_mfn
 
@@ -115,7 +115,8 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
                      positive_fraction: float, max_switches: int | None = None,
                      lam_u_init: float = 1e-5, lam_u_growth: float = 1.5,
                      mfn_options: dict | None = None, max_rounds: int = 100_000,
-                     reg=None, verbose: int = 0) -> TSVMResult:
+                     reg=None, verbose: int = 0,
+                     sample_weight: np.ndarray | None = None) -> TSVMResult:
     """Transductive L2-SVM-MFN with multiple switching.
 
     Parameters
@@ -145,12 +146,20 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
     verbose : int
         A progress bar over the ``lam_u'`` stages; per-round lines at DEBUG level of the
         ``semisup.linear.tsvm`` logger.
+    sample_weight : ndarray, optional
+        Row weights (labeled rows first): the means of the objective become weighted means
+        (:func:`semisup.losses.split_sample_weight`).  Label switching keeps the paper's
+        rule (exact for equal weights of the switched pair) and the balance constraint
+        counts rows.
     """
     opts = dict(mfn_options or {})
     l = n_labeled
     u = A.n_rows - l
     reg = Ridge(lam) if reg is None else reg
-    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, np.full(l, 1.0 / l)), reg, **opts)
+    weights = split_sample_weight(sample_weight, l, u)
+    c_l, v_u = (np.full(l, 1.0 / l), np.full(u, 1.0 / max(u, 1))) if weights is None \
+        else weights
+    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, c_l), reg, **opts)
     w = sup.w
     o = A.matvec(w)
     if u == 0:
@@ -159,7 +168,7 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
     labels_u = initial_labels(o[l:], positive_fraction)
     y = np.concatenate([y_l, labels_u])
     cost = np.empty(l + u)
-    cost[:l] = 1.0 / l
+    cost[:l] = c_l
     lam_cur = min(lam_u_init, lam_u)
     history = []
     n_fits, n_switches, n_cg = 1, 0, sup.n_cg_iter
@@ -169,7 +178,7 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
         stage_lam, n_stages = min(stage_lam * lam_u_growth, lam_u), n_stages + 1
     bar = progress(n_stages, "TSVM lam_u stages", verbose, "stage")
     while True:
-        cost[l:] = lam_cur / u
+        cost[l:] = lam_cur * v_u
         for _ in range(max_rounds):
             res = l2svm_mfn(A, HingeTerms(y, cost), reg, w0=w, outputs0=o, **opts)
             w, o = res.w, res.outputs
@@ -190,7 +199,7 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
             break
         lam_cur = min(lam_cur * lam_u_growth, lam_u)
     bar.close()
-    objective = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u)
+    objective = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u, weights)
     logger.info("TSVM: %d stages, %d retrainings, %d pairs switched, %d CG iterations, "
                 "objective %.8g", n_stages, n_fits, n_switches, n_cg, objective)
     return TSVMResult(w=w, labels_u=y[l:].copy(), objective=objective, n_iter=n_fits,

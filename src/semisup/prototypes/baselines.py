@@ -32,7 +32,7 @@ _RTOL = 1e-10
 
 def _check_fitted_X(estimator, X):
     check_is_fitted(estimator)
-    X = check_X(X, estimator=estimator)
+    X = check_X(X, estimator=estimator, reset=False)
     if X.shape[1] != estimator.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is "
                          f"expecting {estimator.n_features_in_} features as input")

@@ -308,7 +308,7 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, Cl
         """``K(x, V) f_v + b``: shape (n,) for two classes (positive: ``classes_[1]``),
         (n, n_classes) otherwise.  ``O(m d)`` per point."""
         check_is_fitted(self)
-        X = check_X(X, estimator=self)
+        X = check_X(X, estimator=self, reset=False)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input")
