@@ -256,8 +256,9 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVM):
     graph : sparse matrix of shape (n_samples, n_samples), optional
         Adjacency for the graph term (e.g. ``semisup.graph.adjacency_graph(X, 10,
         metric='cosine')`` for text); a 10-NN heat-kernel graph when omitted.
-    fit_intercept, intercept_scaling, tol, max_iter, max_cg_iter, verbose :
-        As :class:`L2SVM`.
+    fit_intercept, intercept_scaling, tol, max_iter, max_cg_iter, verbose, probability :
+        As :class:`L2SVM`; ``verbose=1`` shows a progress bar (elapsed time) over the
+        annealing loop.
 
     Attributes
     ----------

@@ -187,6 +187,11 @@ class LinearLapRLS(_LinearManifoldBase):
     random_state : int, optional
         Seed of the approximate neighbour search.
     verbose : int, default=0
+    probability : bool, default=False
+        Enable ``predict_proba`` / ``predict_log_proba``: ``fit`` also fits a Platt
+        sigmoid to decision values of the labeled rows cross-validated with
+        :class:`semisup.model_selection.LabeledStratifiedKFold` (5 extra fits; see
+        :mod:`semisup.calibration`).
 
     Attributes
     ----------

@@ -104,6 +104,13 @@ class L2SVM(_SupervisedLinear):
     random_state : int, RandomState or None, default=None
         Coordinate order of ``"dcd"``; ``None`` means a fixed seed, so fits repeat.
     verbose : int, default=0
+        Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG, one line per Newton
+        iteration or duality-gap check).
+    probability : bool, default=False
+        Enable ``predict_proba`` / ``predict_log_proba``: ``fit`` also fits a Platt
+        sigmoid to decision values of the labeled rows cross-validated with
+        :class:`semisup.model_selection.LabeledStratifiedKFold` (5 extra fits; see
+        :mod:`semisup.calibration`).
 
     Attributes
     ----------
@@ -172,7 +179,8 @@ class RLSClassifier(_SupervisedLinear):
     """Regularised least-squares classifier solved by CGLS (SVMlin's ``-A 0``).
 
     Minimises ``(lam/2)||w||^2 + (1/2) sum_i c_i (y_i - w^T x_i)^2`` over the labeled rows
-    with targets ``+1/-1``.  Parameters as :class:`L2SVM`; ``max_iter`` is unused.
+    with targets ``+1/-1``.  Parameters as :class:`L2SVM` (``probability`` included);
+    ``max_iter`` is unused.
     """
 
     def _fit_binary(self, design, data, y_pm, positive_fraction, sample_weight, context=None,
