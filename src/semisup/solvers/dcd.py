@@ -188,7 +188,7 @@ def l2svm_dual_cd(A, terms: HingeTerms, lam: float, tol: float = 1e-6,
     random_state : int
         Seed of the coordinate order.
     verbose : int
-        Print the gap after every round to stderr when > 1.
+        Log the gap after every round (DEBUG, logger ``semisup.solvers.dcd``) when > 1.
 
     Returns
     -------

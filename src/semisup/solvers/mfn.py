@@ -86,7 +86,7 @@ def l2svm_mfn(A, terms: HingeTerms, reg, w0: np.ndarray | None = None,
         CGLS preconditioner (:func:`~semisup.solvers.preconditioners.make_preconditioner`);
         it is rebuilt only when more than 5% of the active set has changed since.
     verbose : int
-        Print one line per Newton iteration to stderr when > 1.
+        Log one line per Newton iteration (DEBUG, ``semisup.solvers.mfn``) when > 1.
 
     Returns
     -------

@@ -192,7 +192,7 @@ def squared_hinge_pcg(problem: SquaredHingeProblem, x0: np.ndarray, tol: float =
         ``callback(it, x, Tx) -> bool`` after every iteration; ``True`` stops the run
         (early stopping).
     verbose : int
-        Print one line per iteration to stderr when > 1.
+        Log one line per iteration (DEBUG, logger ``semisup.solvers.pcg``) when > 1.
 
     Returns
     -------
