@@ -47,8 +47,9 @@ class TransductiveSVM(SemiSupervisedLinearSVM):
     graph : sparse matrix of shape (n_samples, n_samples), optional
         Adjacency for the graph term (e.g. ``semisup.graph.adjacency_graph(X, 10,
         metric='cosine')`` for text); a 10-NN heat-kernel graph when omitted.
-    fit_intercept, intercept_scaling, tol, max_iter, max_cg_iter, verbose :
-        As :class:`L2SVM`.
+    fit_intercept, intercept_scaling, tol, max_iter, max_cg_iter, verbose, probability :
+        As :class:`L2SVM`; ``verbose=1`` shows a progress bar (elapsed time) over the
+        annealing loop.
 
     Attributes
     ----------
@@ -66,7 +67,8 @@ class TransductiveSVM(SemiSupervisedLinearSVM):
                  lam_u_init: float = 1e-5, lam_u_growth: float = 1.5, gamma_I: float = 0.0,
                  graph=None, fit_intercept: bool = True,
                  intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int = 50,
-                 max_cg_iter: int = 10_000, verbose: int = 0):
+                 max_cg_iter: int = 10_000, verbose: int = 0,
+                 probability: bool = False):
         self.lam = lam
         self.lam_u = lam_u
         self.positive_fraction = positive_fraction
@@ -81,6 +83,7 @@ class TransductiveSVM(SemiSupervisedLinearSVM):
         self.max_iter = max_iter
         self.max_cg_iter = max_cg_iter
         self.verbose = verbose
+        self.probability = probability
 
     def _validate_params(self) -> None:
         super()._validate_params()

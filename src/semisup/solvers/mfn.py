@@ -9,11 +9,11 @@ the Newton point equals the one used to compute it, that point is the minimiser.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from semisup._logging import get_logger, report_unconverged
 from semisup.losses import HingeTerms
 from semisup.solvers.cgls import cgls
 from semisup.solvers.line_search import exact_line_search
@@ -22,6 +22,8 @@ from semisup.solvers.preconditioners import make_preconditioner
 # rebuild the CGLS preconditioner once the row costs of the Newton system (zero for inactive
 # rows) have moved by more than this fraction, in l1 norm, since it was built
 REUSE_PRECONDITIONER = 0.05
+
+logger = get_logger(__name__)
 
 
 @dataclass
@@ -94,7 +96,7 @@ def l2svm_mfn(A, terms: HingeTerms, reg, w0: np.ndarray | None = None,
         ``MFNResult.preconditioner`` of a previous call on the same operator (TSVM rounds,
         DA w-steps): reused under the same rule.
     verbose : int
-        Print one line per Newton iteration to stderr when > 1.
+        Log one line per Newton iteration (DEBUG, ``semisup.solvers.mfn``) when > 1.
 
     Returns
     -------
@@ -153,13 +155,15 @@ def l2svm_mfn(A, terms: HingeTerms, reg, w0: np.ndarray | None = None,
         f_new = reg.value(w) + terms.value(o)
         history.append(f_new)
         if verbose > 1:
-            print(f"  mfn it={it} f={f_new:.10g} delta={delta:.3g} |j|={rows.size} "
-                  f"cg={res.n_iter}", file=sys.stderr)
+            logger.debug("mfn it=%d f=%.10g delta=%.3g |j|=%d cg=%d", it, f_new, delta,
+                         rows.size, res.n_iter)
         if not loose and f - f_new <= obj_rtol * abs(f_new):
             converged = True
             break
         f = f_new
     o = A.matvec(w)  # drop the round-off accumulated by the output updates
+    if not converged:
+        report_unconverged("mfn", f"Newton max_iter={max_iter}")
     return MFNResult(w=w, outputs=o, objective=reg.value(w) + terms.value(o), n_iter=it,
                      n_cg_iter=n_cg, converged=converged, history=history,
                      preconditioner=None if M is None else (M, M_cost))

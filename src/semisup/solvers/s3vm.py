@@ -12,16 +12,17 @@ scipy.special, so that the command line starts fast.
 from __future__ import annotations
 
 import math
-import sys
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from semisup.losses import HingeTerms, squared_hinge, transductive_objective
+from semisup._logging import get_logger, progress, report_unconverged
+from semisup.losses import HingeTerms, split_sample_weight, squared_hinge, transductive_objective
 from semisup.regularizers import Ridge
 from semisup.solvers.mfn import l2svm_mfn
 from semisup.solvers.roots import safeguarded_newton
+
+logger = get_logger(__name__)
 
 
 def _expit(x: np.ndarray) -> np.ndarray:
@@ -141,7 +142,8 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
                      positive_fraction: float, max_switches: int | None = None,
                      lam_u_init: float = 1e-5, lam_u_growth: float = 1.5,
                      mfn_options: dict | None = None, max_rounds: int = 100_000,
-                     reg=None, verbose: int = 0) -> TSVMResult:
+                     reg=None, verbose: int = 0,
+                     sample_weight: np.ndarray | None = None) -> TSVMResult:
     """Transductive L2-SVM-MFN with multiple switching.
 
     Parameters
@@ -169,13 +171,22 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
         ``R`` of the objective; ``Ridge(lam)`` by default, a
         :class:`semisup.regularizers.GraphRidge` adds a graph term.
     verbose : int
-        Progress to stderr.
+        A progress bar over the ``lam_u'`` stages; per-round lines at DEBUG level of the
+        ``semisup.solvers.s3vm`` logger.
+    sample_weight : ndarray, optional
+        Row weights (labeled rows first): the means of the objective become weighted means
+        (:func:`semisup.losses.split_sample_weight`).  Label switching keeps the paper's
+        rule (exact for equal weights of the switched pair) and the balance constraint
+        counts rows.
     """
     opts = dict(mfn_options or {})
     l = n_labeled
     u = A.n_rows - l
     reg = Ridge(lam) if reg is None else reg
-    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, np.full(l, 1.0 / l)), reg, **opts)
+    weights = split_sample_weight(sample_weight, l, u)
+    c_l, v_u = (np.full(l, 1.0 / l), np.full(u, 1.0 / max(u, 1))) if weights is None \
+        else weights
+    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, c_l), reg, **opts)
     w = sup.w
     o = A.matvec(w)
     if u == 0:
@@ -184,14 +195,18 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
     labels_u = initial_labels(o[l:], positive_fraction)
     y = np.concatenate([y_l, labels_u])
     cost = np.empty(l + u)
-    cost[:l] = 1.0 / l
+    cost[:l] = c_l
     lam_cur = min(lam_u_init, lam_u)
     history = []
     n_fits, n_switches, n_cg = 1, 0, sup.n_cg_iter
     switched = 0
     precond = None
+    n_stages, stage_lam = 1, lam_cur
+    while stage_lam < lam_u:
+        stage_lam, n_stages = min(stage_lam * lam_u_growth, lam_u), n_stages + 1
+    bar = progress(n_stages, "TSVM lam_u stages", verbose, "stage")
     while True:
-        cost[l:] = lam_cur / u
+        cost[l:] = lam_cur * v_u
         for _ in range(max_rounds):
             # label switches leave the row costs alone: the last preconditioner still serves
             res = l2svm_mfn(A, HingeTerms(y, cost), reg, w0=w, outputs0=o,
@@ -203,20 +218,21 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
             history.append({"lam_u": lam_cur, "objective": res.objective, "switched": switched})
             switched = switch_labels(o[l:], y[l:], max_switches)
             n_switches += switched
-            if verbose:
-                print(f"[TSVM] lam_u'={lam_cur:.3g} objective={res.objective:.8g} "
-                      f"switched={switched}", file=sys.stderr)
+            logger.debug("TSVM lam_u'=%.3g objective=%.8g switched=%d", lam_cur,
+                         res.objective, switched)
             if switched == 0:
                 break
         else:
-            from sklearn.exceptions import ConvergenceWarning  # on demand: a costly import
-
-            warnings.warn(f"TSVM: label switching did not settle within {max_rounds} rounds at "
-                          f"lam_u'={lam_cur:.3g}", ConvergenceWarning, stacklevel=2)
+            report_unconverged("label switching", f"{max_rounds} rounds at "
+                                                  f"lam_u'={lam_cur:.3g}")
+        bar.update()
         if lam_cur >= lam_u:
             break
         lam_cur = min(lam_cur * lam_u_growth, lam_u)
-    objective = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u)
+    bar.close()
+    objective = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u, weights)
+    logger.info("TSVM: %d stages, %d retrainings, %d pairs switched, %d CG iterations, "
+                "objective %.8g", n_stages, n_fits, n_switches, n_cg, objective)
     return TSVMResult(w=w, labels_u=y[l:].copy(), objective=objective, n_iter=n_fits,
                       n_switches=n_switches, n_cg_iter=n_cg, history=history)
 
@@ -268,12 +284,19 @@ def binary_kl(p: np.ndarray, q: np.ndarray) -> float:
 
 
 def annealing_objective(reg_value: float, outputs_l, y_l, outputs_u, p, lam_u: float,
-                        temperature: float, entropy: float | None = None) -> float:
-    """The DA objective of eq. 6 at temperature ``T`` (``entropy``: ``H(p)`` if known)."""
+                        temperature: float, entropy: float | None = None,
+                        weights=None) -> float:
+    """The DA objective of eq. 6 at temperature ``T``.
+
+    ``entropy`` is ``H(p)`` if already known; ``weights`` the ``(c_l, v_u)`` of
+    :func:`semisup.losses.split_sample_weight` (weighted means).
+    """
     u = outputs_u.shape[0]
-    obj = reg_value + 0.5 * float(np.mean(squared_hinge(y_l * outputs_l)))
-    obj += 0.5 * lam_u / u * float(p @ squared_hinge(outputs_u)
-                                   + (1.0 - p) @ squared_hinge(-outputs_u))
+    c_l, v_u = (np.full(y_l.shape[0], 1.0 / y_l.shape[0]), np.full(u, 1.0 / u)) \
+        if weights is None else weights
+    obj = reg_value + 0.5 * float(c_l @ squared_hinge(y_l * outputs_l))
+    obj += 0.5 * lam_u * float((v_u * p) @ squared_hinge(outputs_u)
+                               + (v_u * (1.0 - p)) @ squared_hinge(-outputs_u))
     if entropy is None:
         entropy = binary_entropy(p)
     return obj - 0.5 * temperature / u * entropy
@@ -313,7 +336,8 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
                             temperature_decay: float = 1.5, max_outer_iter: int = 30,
                             max_inner_iter: int = 100, kl_tol: float = 1e-6,
                             entropy_tol: float = 1e-6, mfn_options: dict | None = None,
-                            reg=None, verbose: int = 0) -> DAResult:
+                            reg=None, verbose: int = 0,
+                            sample_weight: np.ndarray | None = None) -> DAResult:
     """DA for semi-supervised L2-SVMs: track the minimiser of eq. 6 as ``T`` decreases.
 
     For each temperature, alternate the p-step (:func:`optimal_beliefs`) and the w-step
@@ -342,12 +366,19 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
         ``Ridge(lam)`` by default; a :class:`semisup.regularizers.GraphRidge` adds a graph
         term (manifold regularization on top of the S3VM loss).
     verbose : int
+        A progress bar over the temperatures; one DEBUG line per temperature.
+    sample_weight : ndarray, optional
+        Row weights (labeled rows first): weighted means in eq. 6 (the p-step's ``g_j``
+        scales with ``u v_j``), see :func:`semisup.losses.split_sample_weight`.
     """
     opts = dict(mfn_options or {})
     l = n_labeled
     u = A.n_rows - l
     reg = Ridge(lam) if reg is None else reg
-    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, np.full(l, 1.0 / l)), reg, **opts)
+    weights = split_sample_weight(sample_weight, l, u)
+    c_l, v_u = (np.full(l, 1.0 / l), np.full(u, 1.0 / max(u, 1))) if weights is None \
+        else weights
+    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, c_l), reg, **opts)
     w = sup.w
     o = A.matvec(w)
     r = float(positive_fraction)
@@ -358,24 +389,28 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
     rows = np.concatenate([np.arange(l), unl, unl])
     y = np.concatenate([y_l, np.ones(u), -np.ones(u)])
     cost = np.empty(l + 2 * u)
-    cost[:l] = 1.0 / l
+    cost[:l] = c_l
     T = 10.0 * lam_u if temperature_init is None else float(temperature_init)
     p = np.full(u, r)
-    best_obj = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u)
+    best_obj = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u, weights)
     best_w, best_p = w.copy(), p.copy()
     history = []
     n_iter, n_cg = 0, sup.n_cg_iter
     precond = None
+    bar = progress(max_outer_iter, "DA temperatures", verbose, "T")
     for _outer in range(max_outer_iter):
         for _inner in range(max_inner_iter):
             q = p
             g = lam_u * (squared_hinge(o[l:]) - squared_hinge(-o[l:]))
+            if weights is not None:
+                g *= u * v_u
             p, _ = optimal_beliefs(g, T, r)
             # H(p) once per p-step: each evaluation is two logarithms per unlabeled row
             entropy = binary_entropy(p)
-            obj_p = annealing_objective(reg.value(w), o[:l], y_l, o[l:], p, lam_u, T, entropy)
-            cost[l:l + u] = lam_u * p / u
-            cost[l + u:] = lam_u * (1.0 - p) / u
+            obj_p = annealing_objective(reg.value(w), o[:l], y_l, o[l:], p, lam_u, T, entropy,
+                                        weights)
+            cost[l:l + u] = lam_u * p * v_u
+            cost[l + u:] = lam_u * (1.0 - p) * v_u
             # the preconditioner of the previous w-step serves while the row costs it was
             # built for have barely moved (late inner iterations, low temperatures)
             res = l2svm_mfn(A, HingeTerms(y, cost, rows=rows, n_rows=l + u), reg,
@@ -385,25 +420,34 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
             n_iter += 1
             n_cg += res.n_cg_iter
             kl = binary_kl(p, q)
-            tobj = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u)
+            tobj = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u, weights)
             history.append({
                 "temperature": T, "objective_p_step": obj_p,
                 "objective_w_step": annealing_objective(reg.value(w), o[:l], y_l, o[l:], p,
-                                                        lam_u, T, entropy),
+                                                        lam_u, T, entropy, weights),
                 "kl": kl, "entropy": entropy, "transductive_objective": tobj})
             if tobj < best_obj:
                 best_obj, best_w, best_p = tobj, w.copy(), p.copy()
             if kl < u * kl_tol:
                 break
-        if verbose:
-            print(f"[DA] T={T:.4g} inner={_inner + 1} entropy/u={entropy / u:.3g} "
-                  f"objective={tobj:.8g} best={best_obj:.8g}", file=sys.stderr)
+        else:
+            report_unconverged("DA inner", f"KL >= u kl_tol after {max_inner_iter} (p, w) "
+                                           f"iterations at T={T:.3g}")
+        logger.debug("DA T=%.4g inner=%d entropy/u=%.3g objective=%.8g best=%.8g", T,
+                     _inner + 1, entropy / u, tobj, best_obj)
+        bar.update()
         if entropy < u * entropy_tol:
             break
         T /= temperature_decay
     else:
         if entropy >= u * _SOFT_ENTROPY_FACTOR * entropy_tol:
-            _warn_soft_end(max_outer_iter, T * temperature_decay, entropy / u, entropy_tol)
+            report_unconverged("DA annealing",
+                               f"T={T * temperature_decay:.3g} with the beliefs still soft: "
+                               f"entropy/u={entropy / u:.3g}, entropy_tol={entropy_tol:g}; "
+                               "temperature_decay also shortens the path")
+    bar.close()
+    logger.info("DA: %d temperatures, %d (p, w) iterations, %d CG iterations, objective %.8g",
+                _outer + 1, n_iter, n_cg, best_obj)
     return DAResult(w=best_w, beliefs=best_p, objective=best_obj, n_iter=n_iter,
                     n_cg_iter=n_cg, history=history)
 
@@ -413,14 +457,4 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
 # left to change).  Above this many times ``entropy_tol`` the beliefs are still soft and the
 # path was cut short of the hard-label limit the method is defined by: say so.
 _SOFT_ENTROPY_FACTOR = 100.0
-
-
-def _warn_soft_end(max_outer_iter, T, entropy_per_row, entropy_tol):
-    from sklearn.exceptions import ConvergenceWarning  # on demand: a costly import
-
-    warnings.warn(f"DA: annealing stopped after max_outer_iter={max_outer_iter} "
-                  f"temperatures at T={T:.3g} with the beliefs still soft (entropy/u="
-                  f"{entropy_per_row:.3g}, entropy_tol={entropy_tol:g}): raise max_outer_iter "
-                  "or temperature_decay", ConvergenceWarning, stacklevel=4)
-
 
