@@ -75,6 +75,10 @@ class LinearSemiSupervisedClassifier(LinearClassifierMixin, ClassifierMixin, Bas
         return self._fit(X, y)
 
     def _fit(self, X, y, sample_weight=None):
+        if getattr(type(X), "_semisup_distributed", False):  # row blocks on a Dask cluster
+            from semisup.distributed._estimators import fit_distributed
+
+            return fit_distributed(self, X, y, sample_weight)
         data = check_semi_supervised(X, y, require_unlabeled=self._semi_supervised,
                                      estimator=self)
         self._validate_params()
