@@ -42,8 +42,14 @@ logger = logging.getLogger("semisup.distributed")
 _SELECT_CAP = 4096  # values gathered to the client to finish a selection
 
 
-def cgls(dd, reg, x0: np.ndarray, inverse: np.ndarray | None, tol: float, max_iter: int):
+def cgls(dd, reg, x0: np.ndarray, inverse: np.ndarray | None, tol: float, max_iter: int,
+         fused: bool = True):
     """CGLS over the active rows the workers hold (:func:`semisup.solvers.cgls.cgls`).
+
+    ``fused``: one round trip per iteration instead of two.  The workers return
+    ``q^T C q`` together with ``A^T C q`` and the client updates ``A^T z`` by the
+    recurrence ``A^T z -= gamma A^T C q`` (mathematically the product the single-machine
+    iteration recomputes, which needs ``gamma``, hence a second round trip).
 
     Returns ``(x, n_iter, converged)``.
     """
@@ -51,7 +57,8 @@ def cgls(dd, reg, x0: np.ndarray, inverse: np.ndarray | None, tol: float, max_it
     x = np.array(x0, dtype=np.float64, copy=True)
     start = dd._sum("cg_start", x)
     Rx = reg.matvec(x)
-    r = start[:n] - Rx
+    data_r = start[:n].copy()          # A^T z
+    r = data_r - Rx
     b_norm = float(np.linalg.norm(start[n:])) or 1.0
     s = r if inverse is None else inverse * r
     rho = float(r @ s)
@@ -61,13 +68,21 @@ def cgls(dd, reg, x0: np.ndarray, inverse: np.ndarray | None, tol: float, max_it
     it = 0
     while omega > threshold and it < max_iter:
         Rp = reg.matvec(p)
-        curvature = float(p @ Rp) + dd._sum("cg_curvature", p)
+        if fused:
+            step = dd._sum("cg_step", p)
+            curvature = float(p @ Rp) + step[0]
+        else:
+            curvature = float(p @ Rp) + dd._sum("cg_curvature", p)
         if curvature <= 0.0:
             break
         gamma = rho / curvature
         x += gamma * p
         Rx += gamma * Rp
-        r = dd._sum("cg_update", gamma, n) - Rx
+        if fused:
+            data_r -= gamma * step[1:]
+        else:
+            data_r = dd._sum("cg_update", gamma, n)
+        r = data_r - Rx
         s = r if inverse is None else inverse * r
         rho_new = float(r @ s)
         omega = float(r @ r)
@@ -77,9 +92,12 @@ def cgls(dd, reg, x0: np.ndarray, inverse: np.ndarray | None, tol: float, max_it
     return x, it, omega <= threshold
 
 
-def line_search(dd, reg_cross: float, reg_curv: float) -> float:
-    """Exact line search (eq. 5) from per-block break-point summaries."""
-    summary = dd._sum("slope_summary", _PROBES)
+def line_search(dd, reg_cross: float, reg_curv: float, summary: np.ndarray) -> float:
+    """Exact line search (eq. 5) from per-block break-point summaries.
+
+    ``summary``: the summed ``[slope, intercept, phi'(probes)]`` of the loss terms
+    (:meth:`~semisup.distributed._worker.BlockWorker.slope_summary`).
+    """
     slope = reg_curv + summary[0]
     intercept = reg_cross + summary[1]
     deriv = reg_cross + reg_curv * _PROBES + summary[2:]
@@ -95,11 +113,12 @@ def line_search(dd, reg_cross: float, reg_curv: float) -> float:
 def l2svm_mfn(dd, reg, n_weights: int, w0: np.ndarray | None = None,
               outputs_ready: bool = False, tol: float = 1e-6, max_iter: int = 50,
               max_cg_iter: int = 10_000, loose_tol: float = 1e-2, loose_cg_iter: int = 10,
-              obj_rtol: float = 1e-9, precondition="jacobi") -> MFNResult:
+              obj_rtol: float = 1e-9, precondition="jacobi", fused: bool = True
+              ) -> MFNResult:
     """L2-SVM-MFN over the problem the workers have set up (:func:`semisup.solvers.mfn.l2svm_mfn`).
 
     ``outputs_ready``: the workers' outputs already equal ``X w0``.  ``outputs`` of the
-    result is ``None``: the outputs stay on the workers.
+    result is ``None``: the outputs stay on the workers.  ``fused``: see :func:`cgls`.
     """
     if precondition not in ("jacobi", "auto", True, False, None):
         raise ValueError(f"precondition must be 'jacobi' or False on a DistributedDesign, got "
@@ -123,9 +142,10 @@ def l2svm_mfn(dd, reg, n_weights: int, w0: np.ndarray | None = None,
             diag = reg.diagonal(n_weights) + dd._sum("jacobi_diagonal", n_weights)
             inverse = np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 1.0)
             have_M = True
-        w_bar, n_it, cg_ok = cgls(dd, reg, w, inverse, cg_tol, cg_max)
+        w_bar, n_it, cg_ok = cgls(dd, reg, w, inverse, cg_tol, cg_max, fused)
         n_cg += n_it
-        if cg_ok and dd._sum("newton_point", w_bar) == 0:
+        point = dd._sum("newton_point", w_bar, _PROBES)
+        if cg_ok and point[0] == 0:
             w = w_bar
             f_new = reg.value(w) + dd._sum("accept_newton_point")
             history.append(f_new)
@@ -135,11 +155,9 @@ def l2svm_mfn(dd, reg, n_weights: int, w0: np.ndarray | None = None,
                 continue
             converged = True
             break
-        if not cg_ok:
-            dd._call("newton_point", w_bar)
         step = w_bar - w
         Rstep = reg.matvec(step)
-        delta = line_search(dd, float(w @ Rstep), float(step @ Rstep))
+        delta = line_search(dd, float(w @ Rstep), float(step @ Rstep), point[1:])
         w += delta * step
         f_new = reg.value(w) + dd._sum("step", delta)
         history.append(f_new)

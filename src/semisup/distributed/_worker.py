@@ -239,13 +239,25 @@ class BlockWorker:
                 out += b.A_j.rmatvec(b.z)
         return out
 
-    def newton_point(self, w_bar) -> int:
-        """``o_bar = A w_bar``; the number of terms whose activity differs from ``j(w)``."""
+    def cg_step(self, p) -> np.ndarray:
+        """``q = A_j p``; returns ``[q^T C q, A_j^T C q]`` (one round trip per CG iteration)."""
+        out = np.zeros(p.shape[0] + 1)
+        for b in self.blocks:
+            if b.A_j.n_rows:
+                q = b.A_j.matvec(p)
+                np.multiply(b.cost_j, q, out=b.Cq)
+                out[0] += float(q @ b.Cq)
+                out[1:] += b.A_j.rmatvec(b.Cq)
+        return out
+
+    def newton_point(self, w_bar, probes) -> np.ndarray:
+        """``o_bar = A w_bar``; returns ``[#terms whose activity differs from j(w)]`` followed
+        by :meth:`slope_summary` (the line search's first pass, in the same round trip)."""
         changed = 0
         for b in self.blocks:
             b.o_bar = b.A.matvec(w_bar)
             changed += int(np.count_nonzero(b.terms.active(b.o_bar) != b.active))
-        return changed
+        return np.concatenate([[changed], self.slope_summary(probes)])
 
     def accept_newton_point(self) -> float:
         total = 0.0

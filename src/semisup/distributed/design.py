@@ -211,6 +211,7 @@ class DistributedDesign:
     def reset_counters(self) -> None:
         """Zero :attr:`bytes_sent`, :attr:`bytes_received` and :attr:`n_calls`."""
         self.bytes_sent = self.bytes_received = self.n_calls = 0
+        self.calls_by_method: dict[str, int] = {}
         self.call_seconds = 0.0
 
     def _call(self, method: str, *args) -> list:
@@ -228,6 +229,7 @@ class DistributedDesign:
                     f"continue from partial state") from exc
             raise
         self.n_calls += 1
+        self.calls_by_method[method] = self.calls_by_method.get(method, 0) + 1
         self.bytes_sent += _nbytes(args) * len(self._actors)
         self.bytes_received += sum(_nbytes(r) for r in results)
         self.call_seconds += time.perf_counter() - t0
