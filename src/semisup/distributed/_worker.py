@@ -52,6 +52,10 @@ def _slope_summary(o, ob, rows, y, c, probes):
     return slope, intercept, deriv
 
 
+def _stack(rows: list) -> np.ndarray:
+    return np.concatenate(rows) if rows else np.empty((0, 3))
+
+
 class _Block:
     """One CSR row block: its labels and where its rows sit in the global order."""
 
@@ -366,8 +370,7 @@ class BlockWorker:
             pos_c.append(np.column_stack([o_u[p], b.unl0 + p, part]))
             part = np.full(q.size, b.index, dtype=np.float64)
             neg_c.append(np.column_stack([o_u[q], b.unl0 + q, part]))
-        cat = (lambda c: np.concatenate(c) if c else np.empty((0, 3)))
-        return n_pos, n_neg, cat(pos_c), cat(neg_c)
+        return n_pos, n_neg, _stack(pos_c), _stack(neg_c)
 
     def switch(self, to_negative: dict, to_positive: dict) -> None:
         """Flip the temporary labels at the given global unlabeled positions."""

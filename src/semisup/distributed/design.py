@@ -158,8 +158,11 @@ class DistributedDesign:
                 raise WorkerLostError(
                     f"partition {i} was lost with its worker and cannot be reloaded "
                     f"(keep_local=False and no loader): rebuild the DistributedDesign")
-            entry = (i, part) if callable(part) else (i, part[0], part[1])
-            assign[workers[i % len(workers)]].append(entry)
+            w = workers[i % len(workers)]
+            # arrays are scattered straight to their worker (not embedded in the task graph)
+            entry = (i, part) if callable(part) else \
+                (i, *self.client.scatter(list(part), workers=[w], direct=True))
+            assign[w].append(entry)
         futures = [self.client.submit(BlockWorker, assign[w], actor=True, workers=[w],
                                       allow_other_workers=False, pure=False)
                    for w in workers if assign[w]]
