@@ -192,7 +192,19 @@ class DistributedDesign:
         logger.warning("reloading %d partitions onto the workers alive", len(self._parts))
         self._actor_futures = []
         self._actors = []
-        self._start(self._parts)
+        lost = getattr(self, "_lost", set())
+        deadline = time.monotonic() + min(self.timeout, 30.0)
+        while lost and time.monotonic() < deadline:  # until the scheduler has noticed
+            if not lost & set(self.client.scheduler_info()["workers"]):
+                break
+            time.sleep(0.2)
+        try:
+            self._start(self._parts)
+        except WorkerLostError:
+            raise
+        except Exception as exc:
+            raise WorkerLostError(f"reloading the partitions failed ({type(exc).__name__}: "
+                                  f"{exc})") from exc
 
     def close(self) -> None:
         """Release the workers' blocks."""
@@ -222,15 +234,29 @@ class DistributedDesign:
         t0 = time.perf_counter()
         try:
             pending = [getattr(a, method)(*args) for a in self._actors]
-            results = [p.result(timeout=self.timeout) for p in pending]
-        except Exception as exc:  # any failure of a worker's call leaves the state unknown
-            lost = self._lost_workers()
-            if lost or _looks_lost(exc):
+        except Exception as exc:  # an actor already known lost, or the scheduler gone
+            self._lost = self._lost_workers()
+            raise WorkerLostError(
+                f"worker(s) {sorted(self._lost) or '(unknown)'} holding partitions of this "
+                f"design were lost during {method!r} ({type(exc).__name__}: {exc}); the fit "
+                f"cannot continue from partial state") from exc
+        results, failed = [], []
+        for worker, p in zip(self.workers, pending, strict=True):
+            try:
+                results.append(p.result(timeout=self.timeout))
+            except Exception as exc:  # one failure per worker, to name the lost ones
+                failed.append((worker, exc))
+        if failed:
+            exc = failed[0][1]
+            lost = self._lost_workers() | {w for w, e in failed if _looks_lost(e)}
+            self._lost = lost
+            if lost:
+                # any failure of a worker's call leaves the fit's state unknown
                 raise WorkerLostError(
-                    f"worker(s) {sorted(lost) or '?'} holding partitions of this design were "
-                    f"lost during {method!r} ({type(exc).__name__}: {exc}); the fit cannot "
-                    f"continue from partial state") from exc
-            raise
+                    f"worker(s) {sorted(lost)} holding partitions of this design were lost "
+                    f"during {method!r} ({type(exc).__name__}: {exc}); the fit cannot continue "
+                    f"from partial state") from exc
+            raise exc
         self.n_calls += 1
         self.calls_by_method[method] = self.calls_by_method.get(method, 0) + 1
         self.bytes_sent += _nbytes(args) * len(self._actors)
