@@ -10,11 +10,13 @@ from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from semisup._validation import check_positive, check_semi_supervised
+from semisup.base import SemiSupervisedClassifierMixin
 from semisup.solvers._kernels import sparse_solver_threads
 from semisup.solvers.design import Design
 
 
-class LinearSemiSupervisedClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimator,
+class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, LinearClassifierMixin,
+                                     ClassifierMixin, BaseEstimator,
                                      metaclass=ABCMeta):
     """Base class: subclasses implement ``_fit_binary``.
 

@@ -9,10 +9,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from semisup._validation import SemiSupervisedData, check_semi_supervised
+from semisup.base import SemiSupervisedClassifierMixin
 from semisup.manifold._rkhs import KernelGraphMixin, _check_int, _check_real
 
 
-class ManifoldClassifier(KernelGraphMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
+class ManifoldClassifier(SemiSupervisedClassifierMixin, KernelGraphMixin, ClassifierMixin,
+                         BaseEstimator, metaclass=ABCMeta):
     """Base class of the manifold-regularised kernel classifiers.
 
     A fitted estimator holds the expansion ``f_k(x) = sum_i alpha_ik K(x_i, x) + b_k``

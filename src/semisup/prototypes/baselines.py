@@ -21,6 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from semisup._validation import check_positive, check_semi_supervised, check_X
+from semisup.base import SemiSupervisedClassifierMixin
 from semisup.kernels import kernel_matrix
 from semisup.prototypes.lowrank import LAPLACIANS, NystromLaplacian, prototype_kernel
 from semisup.prototypes.pvm import resolve_gamma, resolve_prototypes
@@ -81,7 +82,7 @@ def nystrom_lgc_factor(X, landmarks: np.ndarray, gamma: float) -> NystromLGCFact
     return NystromLGCFactor(G @ P, np.minimum(mu, 1.0), E, lap.W_pinv, d_isqrt)
 
 
-class NystromLabelSpreading(ClassifierMixin, BaseEstimator):
+class NystromLabelSpreading(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
     """LGC label spreading with a Nyström affinity, in ``O(n m^2)`` time and ``O(n m)`` memory.
 
     LGC's labels are ``F = (1 - alpha) (I - alpha Q)^-1 Y`` (eq. 8) with the normalised
@@ -185,7 +186,7 @@ class NystromLabelSpreading(ClassifierMixin, BaseEstimator):
 GRAPHS = ("kernel", "knn")
 
 
-class ClusterLapRLS(ClassifierMixin, BaseEstimator):
+class ClusterLapRLS(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
     """Cluster-based LapRLS ("CB-LapRLS", Section V-C of the PVM paper).
 
     :class:`semisup.manifold.LapRLS` trained on the ``l`` labeled rows plus ``m`` k-means

@@ -16,6 +16,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from semisup._validation import check_positive, check_semi_supervised, check_X
+from semisup.base import SemiSupervisedClassifierMixin
 from semisup.kernels import default_gamma
 from semisup.prototypes.lowrank import LAPLACIANS, check_n_nearest, prototype_kernel, sparsify_rows
 from semisup.prototypes.problem import LOSSES, REGULARIZERS, PrototypeGraph, check_graph_scale
@@ -65,7 +66,7 @@ def class_targets(data) -> np.ndarray:
     return np.where(data.y_index[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
 
 
-class PrototypeVectorMachine(ClassifierMixin, BaseEstimator):
+class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
     """Prototype vector machine (PVM) for large-scale graph-based semi-supervised learning.
 
     The decision function is ``f(x) = sum_j f_vj K(x, v_j) (+ b)`` (eqs. 15-16) over ``m``
