@@ -12,7 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
+from sklearn.utils.validation import (
+    check_array,
+    check_consistent_length,
+    column_or_1d,
+    validate_data,
+)
 
 UNLABELED = -1
 
@@ -55,10 +60,17 @@ def unlabeled_mask(y: np.ndarray) -> np.ndarray:
     return np.array([isinstance(v, numbers.Number) and v == UNLABELED for v in y], dtype=bool)
 
 
-def check_X(X, *, accept_sparse: bool = True, estimator=None):
-    """Validate inputs: 2-D, finite, float64; CSR when sparse."""
-    return check_array(X, accept_sparse="csr" if accept_sparse else False,
-                       dtype=np.float64, estimator=estimator)
+def check_X(X, *, accept_sparse: bool = True, estimator=None, reset: bool | None = None):
+    """Validate inputs: 2-D, finite, float64; CSR when sparse.
+
+    With ``estimator`` and ``reset`` given, through scikit-learn's ``validate_data``:
+    ``reset=True`` (in ``fit``) records ``n_features_in_`` and, for a pandas DataFrame,
+    ``feature_names_in_``; ``reset=False`` (in ``predict``/``transform``) checks them.
+    """
+    kwargs = dict(accept_sparse="csr" if accept_sparse else False, dtype=np.float64)
+    if estimator is not None and reset is not None:
+        return validate_data(estimator, X, reset=reset, **kwargs)
+    return check_array(X, estimator=estimator, **kwargs)
 
 
 def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled: bool = False,
@@ -83,7 +95,8 @@ def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled
     ValueError
         With the argument at fault and how to fix it.
     """
-    X = check_X(X, accept_sparse=accept_sparse, estimator=estimator)
+    X = check_X(X, accept_sparse=accept_sparse, estimator=estimator,
+                reset=None if estimator is None else True)
     if y is None:
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target "
                          "y is None: give class labels, and -1 for unlabeled rows")

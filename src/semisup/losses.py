@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+
+from semisup._accel import njit, use_compiled_vectors
 
 _IDENTITY = np.empty(0, dtype=np.int64)  # "term i uses row i" for the compiled passes
 
@@ -34,16 +35,41 @@ def symmetric_squared_hinge(o: np.ndarray) -> np.ndarray:
 
 
 def transductive_objective(reg_value: float, outputs_l: np.ndarray, y_l: np.ndarray,
-                           outputs_u: np.ndarray, lam_u: float) -> float:
+                           outputs_u: np.ndarray, lam_u: float, weights=None) -> float:
     """TSVM objective (section 3.2.3 of the SVMlin paper).
 
     ``(lambda/2)||w||^2 + (1/2l) sum_i l_2(y_i o_i) + (lambda_u/2u) sum_j max(0, 1-|o_j|)^2``
-    where ``reg_value`` is the regulariser term already evaluated.
+    where ``reg_value`` is the regulariser term already evaluated.  With ``weights =
+    (c_l, v_u)`` (from :func:`split_sample_weight`) the means become weighted means.
     """
-    obj = reg_value + 0.5 * float(np.mean(squared_hinge(y_l * outputs_l)))
+    if weights is None:
+        obj = reg_value + 0.5 * float(np.mean(squared_hinge(y_l * outputs_l)))
+        if outputs_u.size:
+            obj += 0.5 * lam_u * float(np.mean(symmetric_squared_hinge(outputs_u)))
+        return obj
+    c_l, v_u = weights
+    obj = reg_value + 0.5 * float(c_l @ squared_hinge(y_l * outputs_l))
     if outputs_u.size:
-        obj += 0.5 * lam_u * float(np.mean(symmetric_squared_hinge(outputs_u)))
+        obj += 0.5 * lam_u * float(v_u @ symmetric_squared_hinge(outputs_u))
     return obj
+
+
+def split_sample_weight(sample_weight, n_labeled: int, n_unlabeled: int):
+    """Per-row costs of the transductive objectives: ``(c_l, v_u)``, each summing to one.
+
+    ``sample_weight`` (labeled rows first, then unlabeled) turns the means ``1/l`` and
+    ``1/u`` of the SVMlin objectives into weighted means: ``c_i = w_i / sum_l w`` and
+    ``v_j = w_j / sum_u w``.  Unit weights give ``1/l`` and ``1/u``; an integer weight
+    equals repeating the row.  ``None`` when ``sample_weight`` is ``None``.
+    """
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    w_l, w_u = w[:n_labeled], w[n_labeled:n_labeled + n_unlabeled]
+    if n_unlabeled and not w_u.sum() > 0:
+        raise ValueError("sample_weight is zero for every unlabeled row: give at least one "
+                         "unlabeled row a positive weight, or drop the unlabeled rows")
+    return w_l / w_l.sum(), (w_u / w_u.sum() if n_unlabeled else w_u)
 
 
 # One compiled pass per operation: DA presents two terms per unlabeled row (2.5M terms on
@@ -124,6 +150,11 @@ class HingeTerms:
         elif self.n_rows is None:
             raise ValueError("n_rows is required when rows is given")
         self._map = _IDENTITY if self.rows is None else np.asarray(self.rows, dtype=np.int64)
+        self._compiled = use_compiled_vectors(self.y.shape[0])
+
+    def _margins(self, outputs: np.ndarray) -> np.ndarray:
+        """``y_i o[rows_i]`` (numpy path)."""
+        return self.y * (outputs if self.rows is None else outputs[self._map])
 
     def expand(self, outputs: np.ndarray) -> np.ndarray:
         """Outputs of the terms from outputs of the data rows."""
@@ -131,11 +162,15 @@ class HingeTerms:
 
     def value(self, outputs: np.ndarray) -> float:
         """``(1/2) sum_i c_i l_2(y_i o_i)``."""
+        if not self._compiled:
+            return 0.5 * float(self.cost @ squared_hinge(self._margins(outputs)))
         return float(_terms_value(np.asarray(outputs, dtype=np.float64), self._map, self.y,
                                   self.cost))
 
     def active(self, outputs: np.ndarray) -> np.ndarray:
         """Mask of the terms in the active (support vector) set ``j(w)``."""
+        if not self._compiled:
+            return (self._margins(outputs) < 1.0) & (self.cost > 0.0)
         return _terms_active(np.asarray(outputs, dtype=np.float64), self._map, self.y,
                              self.cost)
 
@@ -155,4 +190,10 @@ class HingeTerms:
         if self.rows is None:
             rows = np.flatnonzero(active)
             return rows, self.cost[rows], self.y[rows]
+        if not self._compiled:
+            rows, cost = self._map[active], self.cost[active]
+            row_cost = np.bincount(rows, weights=cost, minlength=self.n_rows)
+            row_rhs = np.bincount(rows, weights=cost * self.y[active], minlength=self.n_rows)
+            keep = np.flatnonzero(row_cost > 0.0)
+            return keep, row_cost[keep], row_rhs[keep] / row_cost[keep]
         return _merge_terms(active, self._map, self.y, self.cost, self.n_rows)

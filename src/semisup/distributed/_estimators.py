@@ -8,10 +8,8 @@ the single-machine fit.
 from __future__ import annotations
 
 import logging
-import warnings
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from semisup.distributed import _solvers
 from semisup.distributed.design import DistributedLabels, WorkerLostError
@@ -89,10 +87,6 @@ def _fit(est, dd) -> dict:
             dd._call("problem_costs", float(est.cost_positive), float(est.cost_negative))
             from semisup.regularizers import Ridge
             res = _solvers.l2svm_mfn(dd, Ridge(est.lam), n_weights, **mfn_options)
-            if not res.converged:
-                warnings.warn(f"L2SVM (solver='mfn') stopped at max_iter="
-                              f"{mfn_options['max_iter']} before reaching tol={est.tol:g}: "
-                              f"raise max_iter or tol", ConvergenceWarning, stacklevel=4)
         elif isinstance(est, TransductiveSVM):
             res = _solvers.transductive_svm(
                 dd, n_weights, est.lam, est.lam_u, est._positive_fraction(prior),

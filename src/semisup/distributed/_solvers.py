@@ -25,17 +25,15 @@ from one global distribution).
 from __future__ import annotations
 
 import logging
-import warnings
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
-from semisup.linear.da import DAResult
-from semisup.linear.tsvm import _FIRST_PAIRS, TSVMResult
+from semisup._logging import report_unconverged
 from semisup.regularizers import Ridge
 from semisup.solvers.line_search import _PROBES, _walk
 from semisup.solvers.mfn import REUSE_PRECONDITIONER, MFNResult
 from semisup.solvers.roots import safeguarded_newton
+from semisup.solvers.s3vm import _FIRST_PAIRS, _SOFT_ENTROPY_FACTOR, DAResult, TSVMResult
 
 logger = logging.getLogger("semisup.distributed")
 
@@ -167,6 +165,8 @@ def l2svm_mfn(dd, reg, n_weights: int, w0: np.ndarray | None = None,
             break
         f = f_new
     loss = dd._sum("outputs", w)  # drop the round-off of the output updates, as on one machine
+    if not converged:
+        report_unconverged("mfn", f"Newton max_iter={max_iter}")
     return MFNResult(w=w, outputs=None, objective=reg.value(w) + loss, n_iter=it,
                      n_cg_iter=n_cg, converged=converged, history=history)
 
@@ -311,8 +311,8 @@ def transductive_svm(dd, n_weights: int, lam: float, lam_u: float, positive_frac
             if switched == 0:
                 break
         else:
-            warnings.warn(f"TSVM: label switching did not settle within {max_rounds} rounds at "
-                          f"lam_u'={lam_cur:.3g}", ConvergenceWarning, stacklevel=2)
+            report_unconverged("label switching", f"{max_rounds} rounds at "
+                                                  f"lam_u'={lam_cur:.3g}")
         if lam_cur >= lam_u:
             break
         lam_cur = min(lam_cur * lam_u_growth, lam_u)
@@ -371,11 +371,18 @@ def deterministic_annealing(dd, n_weights: int, lam: float, lam_u: float,
                 dd._call("keep_best_beliefs")
             if kl < u * kl_tol:
                 break
+        else:
+            report_unconverged("DA inner", f"KL >= u kl_tol after {max_inner_iter} (p, w) "
+                                           f"iterations at T={T:.3g}")
         logger.info("DA T=%.4g inner=%d entropy/u=%.3g objective=%.8g best=%.8g", T,
                     _inner + 1, entropy / u, tobj, best_obj)
         if entropy < u * entropy_tol:
             break
         T /= temperature_decay
+    else:
+        if entropy >= u * _SOFT_ENTROPY_FACTOR * entropy_tol:
+            report_unconverged("DA annealing", f"T={T * temperature_decay:.3g} with the beliefs "
+                               f"still soft: entropy/u={entropy / u:.3g}")
     return DAResult(w=best_w, beliefs=None, objective=best_obj, n_iter=n_iter,
                     n_cg_iter=n_cg, history=history)
 

@@ -356,7 +356,7 @@ class BlockWorker:
         ``(value, global unlabeled position, partition)`` rows in the lists' order."""
         n_pos = n_neg = 0
         pos_c, neg_c = [], []
-        from semisup.linear.tsvm import smallest
+        from semisup.solvers.s3vm import smallest
         for b in self.blocks:
             o_u = b.o[b.l:]
             lab = b.tsvm_y[b.l:]

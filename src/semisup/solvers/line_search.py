@@ -14,7 +14,8 @@ the first of a few probe steps (1, 1.125, 1.5, 2, 4) where ``phi' >= 0`` are col
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from semisup._accel import njit, use_compiled_vectors
 
 # phi' is evaluated at these steps in the first pass; break points beyond the first one
 # where phi' >= 0 cannot matter.  Exact Newton steps give 1; the loose first pass of MFN and
@@ -96,6 +97,41 @@ def _walk(slope, intercept, bp, dslope, dint, order):
     return -intercept / slope
 
 
+def _break_points_numpy(o, ob, rows, y, c, reg_cross, reg_curv, probes):
+    """:func:`_break_points` in numpy (small problems: no compilation)."""
+    if rows.shape[0] > 0:
+        o, ob = o[rows], ob[rows]
+    d = ob - o
+    keep = (c > 0.0) & (d != 0.0)
+    o, d, y, c = o[keep], d[keep], y[keep], c[keep]
+    act = y * o < 1.0
+    slope = reg_curv + float(np.sum(c[act] * d[act] * d[act]))
+    intercept = reg_cross + float(np.sum(c[act] * (o[act] - y[act]) * d[act]))
+    od = o + probes[:, None] * d
+    deriv = reg_cross + reg_curv * probes + np.sum(
+        np.where(y * od < 1.0, c * (od - y) * d, 0.0), axis=1)
+    nonneg = np.flatnonzero(deriv >= 0.0)
+    limit = probes[nonneg[0]] if nonneg.size else np.inf
+    b = (y - o) / d
+    sel = (b > 0.0) & (b <= limit)
+    sign = np.where(act[sel], -1.0, 1.0)
+    return (slope, intercept, b[sel], sign * c[sel] * d[sel] ** 2,
+            sign * c[sel] * (o[sel] - y[sel]) * d[sel])
+
+
+def _walk_numpy(slope, intercept, bp, dslope, dint, order):
+    """:func:`_walk` in numpy: slope and intercept after each break point by cumulative sums."""
+    bp = bp[order]
+    slopes = slope + np.concatenate(([0.0], np.cumsum(dslope[order])))
+    intercepts = intercept + np.concatenate(([0.0], np.cumsum(dint[order])))
+    crossed = np.flatnonzero(intercepts[:-1] + slopes[:-1] * bp >= 0.0)
+    k = int(crossed[0]) if crossed.size else bp.size
+    prev = bp[k - 1] if k > 0 else 0.0
+    if slopes[k] <= 0.0:
+        return prev
+    return -intercepts[k] / slopes[k]
+
+
 def exact_line_search(outputs: np.ndarray, outputs_bar: np.ndarray, y: np.ndarray,
                       cost: np.ndarray, reg_cross: float, reg_curv: float,
                       rows: np.ndarray | None = None) -> float:
@@ -122,10 +158,12 @@ def exact_line_search(outputs: np.ndarray, outputs_bar: np.ndarray, y: np.ndarra
         The exact minimiser of ``phi`` over ``delta >= 0``.
     """
     rows = np.empty(0, dtype=np.int64) if rows is None else rows
-    slope, intercept, bp, dslope, dint = _break_points(
+    compiled = use_compiled_vectors(len(y))
+    slope, intercept, bp, dslope, dint = (_break_points if compiled else _break_points_numpy)(
         np.asarray(outputs, dtype=np.float64), np.asarray(outputs_bar, dtype=np.float64),
         rows, np.asarray(y, dtype=np.float64), np.asarray(cost, dtype=np.float64),
         float(reg_cross), float(reg_curv), _PROBES)
     if intercept >= 0.0:  # phi is non-decreasing from delta = 0
         return 0.0
-    return float(_walk(slope, intercept, bp, dslope, dint, np.argsort(bp, kind="stable")))
+    walk = _walk if compiled else _walk_numpy
+    return float(walk(slope, intercept, bp, dslope, dint, np.argsort(bp, kind="stable")))
