@@ -90,6 +90,11 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityM
         return self
 
     def _fit_inner(self, X, y, sample_weight=None):
+        if getattr(type(X), "_semisup_distributed", False):  # row blocks on a Dask cluster
+            from semisup.distributed._estimators import fit_distributed
+
+            fit_distributed(self, X, y, sample_weight)
+            return
         data = check_semi_supervised(X, y, require_unlabeled=self._semi_supervised,
                                      estimator=self)
         self._validate_params()
