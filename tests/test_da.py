@@ -95,3 +95,15 @@ def test_mfn_accepts_a_previous_preconditioner():
     assert first.preconditioner is not None
     again = l2svm_mfn(A, terms, reg, w0=first.w * 0.5, preconditioner0=first.preconditioner)
     assert again.objective == pytest.approx(first.objective, rel=1e-9)
+
+
+def test_results_with_a_preconditioner_pickle():
+    import pickle
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(100, 5))
+    y = np.sign(X[:, 0] + 0.1)
+    res = l2svm_mfn(Design(X), HingeTerms(y, np.full(100, 0.01)), Ridge(1e-2))
+    again = pickle.loads(pickle.dumps(res))
+    assert again.preconditioner is None
+    np.testing.assert_array_equal(again.w, res.w)

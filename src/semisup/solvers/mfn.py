@@ -60,6 +60,12 @@ class MFNResult:
     history: list = field(default_factory=list)
     preconditioner: tuple | None = field(default=None, repr=False)
 
+    def __getstate__(self):
+        # the preconditioner is a closure over a factor: working state, not part of the model
+        state = dict(self.__dict__)
+        state["preconditioner"] = None
+        return state
+
 
 def l2svm_mfn(A, terms: HingeTerms, reg, w0: np.ndarray | None = None,
               outputs0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 50,
