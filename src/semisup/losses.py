@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 _IDENTITY = np.empty(0, dtype=np.int64)  # "term i uses row i" for the compiled passes
+_NO_MARGIN = np.empty(0)  # "every margin is 1" for the compiled passes
 
 
 def squared_hinge(z: np.ndarray) -> np.ndarray:
@@ -50,33 +51,37 @@ def transductive_objective(reg_value: float, outputs_l: np.ndarray, y_l: np.ndar
 # SecStr), where the numpy expressions' gathers and temporaries cost about as much as the
 # mat-vecs (benchmarks/results/bench_large.md).
 @njit(cache=True, nogil=True)
-def _terms_value(o, rows, y, cost) -> float:
+def _terms_value(o, rows, y, cost, m) -> float:
     mapped = rows.shape[0] > 0
+    shifted = m.shape[0] > 0
     total = 0.0
     for i in range(y.shape[0]):
-        margin = 1.0 - y[i] * (o[rows[i]] if mapped else o[i])
+        margin = (m[i] if shifted else 1.0) - y[i] * (o[rows[i]] if mapped else o[i])
         if margin > 0.0:
             total += cost[i] * margin * margin
     return 0.5 * total
 
 
 @njit(cache=True, nogil=True)
-def _terms_active(o, rows, y, cost):
+def _terms_active(o, rows, y, cost, m):
     mapped = rows.shape[0] > 0
+    shifted = m.shape[0] > 0
     out = np.empty(y.shape[0], dtype=np.bool_)
     for i in range(y.shape[0]):
-        out[i] = y[i] * (o[rows[i]] if mapped else o[i]) < 1.0 and cost[i] > 0.0
+        out[i] = y[i] * (o[rows[i]] if mapped else o[i]) < (m[i] if shifted else 1.0) \
+            and cost[i] > 0.0
     return out
 
 
 @njit(cache=True, nogil=True)
-def _merge_terms(active, rows, y, cost, n_rows):
+def _merge_terms(active, rows, y, cost, n_rows, m):
+    shifted = m.shape[0] > 0
     row_cost = np.zeros(n_rows)
     row_rhs = np.zeros(n_rows)
     for i in range(y.shape[0]):
         if active[i]:
             row_cost[rows[i]] += cost[i]
-            row_rhs[rows[i]] += cost[i] * y[i]
+            row_rhs[rows[i]] += cost[i] * y[i] * (m[i] if shifted else 1.0)
     n = 0
     for r in range(n_rows):
         if row_cost[r] > 0.0:
@@ -98,6 +103,10 @@ def _merge_terms(active, rows, y, cost, n_rows):
 class HingeTerms:
     """Weighted squared hinge terms ``(1/2) sum_i c_i l_2(y_i o[rows_i])``.
 
+    With ``margin`` the terms are ``(1/2) c_i max(0, m_i - y_i o[rows_i])^2``: a negative
+    margin ``m_i = -eps`` with ``y_i = -1`` and ``+1`` gives the two halves of the squared
+    epsilon-insensitive loss ``max(0, |o| - eps)^2`` of the Universum SVM.
+
     Parameters
     ----------
     y : ndarray of shape (m,)
@@ -109,12 +118,15 @@ class HingeTerms:
         ``i`` when omitted.
     n_rows : int, optional
         Number of data rows (required when ``rows`` is given).
+    margin : ndarray of shape (m,), optional
+        Margin ``m_i`` of each term; 1 when omitted.
     """
 
     y: np.ndarray
     cost: np.ndarray
     rows: np.ndarray | None = None
     n_rows: int | None = None
+    margin: np.ndarray | None = None
 
     def __post_init__(self):
         self.y = np.asarray(self.y, dtype=np.float64)
@@ -124,6 +136,11 @@ class HingeTerms:
         elif self.n_rows is None:
             raise ValueError("n_rows is required when rows is given")
         self._map = _IDENTITY if self.rows is None else np.asarray(self.rows, dtype=np.int64)
+        if self.margin is not None:
+            self.margin = np.asarray(self.margin, dtype=np.float64)
+            if self.margin.shape != self.y.shape:
+                raise ValueError("margin must have one entry per term (the shape of y)")
+        self._margin = _NO_MARGIN if self.margin is None else self.margin
 
     def expand(self, outputs: np.ndarray) -> np.ndarray:
         """Outputs of the terms from outputs of the data rows."""
@@ -132,18 +149,19 @@ class HingeTerms:
     def value(self, outputs: np.ndarray) -> float:
         """``(1/2) sum_i c_i l_2(y_i o_i)``."""
         return float(_terms_value(np.asarray(outputs, dtype=np.float64), self._map, self.y,
-                                  self.cost))
+                                  self.cost, self._margin))
 
     def active(self, outputs: np.ndarray) -> np.ndarray:
         """Mask of the terms in the active (support vector) set ``j(w)``."""
         return _terms_active(np.asarray(outputs, dtype=np.float64), self._map, self.y,
-                             self.cost)
+                             self.cost, self._margin)
 
     def newton_system(self, active: np.ndarray):
         """Rows, costs and targets of the least-squares problem of eq. 4.
 
-        Terms sharing a row are merged: ``c = sum c_i`` and ``t = sum c_i y_i / c``, which
-        leaves the Hessian and the right-hand side of eq. 4 unchanged.
+        Terms sharing a row are merged: ``c = sum c_i`` and ``t = sum c_i y_i m_i / c``
+        (the target of a term is ``y_i m_i``), which leaves the Hessian and the right-hand
+        side of eq. 4 unchanged.
 
         Returns
         -------
@@ -154,5 +172,6 @@ class HingeTerms:
         """
         if self.rows is None:
             rows = np.flatnonzero(active)
-            return rows, self.cost[rows], self.y[rows]
-        return _merge_terms(active, self._map, self.y, self.cost, self.n_rows)
+            target = self.y[rows] if self.margin is None else self.y[rows] * self.margin[rows]
+            return rows, self.cost[rows], target
+        return _merge_terms(active, self._map, self.y, self.cost, self.n_rows, self._margin)

@@ -23,7 +23,7 @@ _PROBES = np.array([1.0, 1.125, 1.5, 2.0, 4.0])
 
 
 @njit(cache=True, nogil=True)
-def _break_points(o, ob, rows, y, c, reg_cross, reg_curv, probes):
+def _break_points(o, ob, rows, y, c, reg_cross, reg_curv, probes, m):
     """Slope and intercept of ``phi'`` at 0 and the break points that matter, one pass each.
 
     ``rows[i]`` is the data row of term ``i`` (``rows`` empty: term ``i`` uses row ``i``).
@@ -33,50 +33,56 @@ def _break_points(o, ob, rows, y, c, reg_cross, reg_curv, probes):
     near a Newton step that is the few terms whose activity differs between ``w`` and
     ``w_bar``, not every term ahead, whose sort cost more than the rest of the search.
     """
-    m = y.shape[0]
+    n_terms = y.shape[0]
     mapped = rows.shape[0] > 0
+    shifted = m.shape[0] > 0
     slope = reg_curv
     intercept = reg_cross
     deriv = reg_cross + reg_curv * probes  # phi' at the probes
-    for i in range(m):
+    for i in range(n_terms):
         r = rows[i] if mapped else i
         d = ob[r] - o[r]
         if c[i] <= 0.0 or d == 0.0:
             continue
-        if y[i] * o[r] < 1.0:
+        mi = m[i] if shifted else 1.0
+        t = y[i] * mi  # the term's target: y_i^2 = 1
+        if y[i] * o[r] < mi:
             slope += c[i] * d * d
-            intercept += c[i] * (o[r] - y[i]) * d
+            intercept += c[i] * (o[r] - t) * d
         for p in range(probes.shape[0]):
             od = o[r] + probes[p] * d
-            if y[i] * od < 1.0:
-                deriv[p] += c[i] * (od - y[i]) * d
+            if y[i] * od < mi:
+                deriv[p] += c[i] * (od - t) * d
     limit = np.inf
     for p in range(probes.shape[0]):
         if deriv[p] >= 0.0:
             limit = probes[p]
             break
     size = 0
-    for i in range(m):
+    for i in range(n_terms):
         r = rows[i] if mapped else i
         d = ob[r] - o[r]
-        if c[i] > 0.0 and d != 0.0 and 0.0 < (y[i] - o[r]) / d <= limit:
+        t = y[i] * (m[i] if shifted else 1.0)
+        if c[i] > 0.0 and d != 0.0 and 0.0 < (t - o[r]) / d <= limit:
             size += 1
     bp = np.empty(size)
     dslope = np.empty(size)
     dint = np.empty(size)
     k = 0
-    for i in range(m):
+    for i in range(n_terms):
         r = rows[i] if mapped else i
         d = ob[r] - o[r]
         if c[i] <= 0.0 or d == 0.0:
             continue
-        b = (y[i] - o[r]) / d
+        mi = m[i] if shifted else 1.0
+        t = y[i] * mi
+        b = (t - o[r]) / d
         if 0.0 < b <= limit:
             # an active term leaves the set at its break point, an inactive one enters
-            sign = -1.0 if y[i] * o[r] < 1.0 else 1.0
+            sign = -1.0 if y[i] * o[r] < mi else 1.0
             bp[k] = b
             dslope[k] = sign * c[i] * d * d
-            dint[k] = sign * c[i] * (o[r] - y[i]) * d
+            dint[k] = sign * c[i] * (o[r] - t) * d
             k += 1
     return slope, intercept, bp, dslope, dint
 
@@ -98,7 +104,8 @@ def _walk(slope, intercept, bp, dslope, dint, order):
 
 def exact_line_search(outputs: np.ndarray, outputs_bar: np.ndarray, y: np.ndarray,
                       cost: np.ndarray, reg_cross: float, reg_curv: float,
-                      rows: np.ndarray | None = None) -> float:
+                      rows: np.ndarray | None = None,
+                      margin: np.ndarray | None = None) -> float:
     """Minimiser ``delta >= 0`` of eq. 5 of the SVMlin paper.
 
     Parameters
@@ -115,6 +122,9 @@ def exact_line_search(outputs: np.ndarray, outputs_bar: np.ndarray, y: np.ndarra
         ``w^T R (w_bar - w)`` and ``(w_bar - w)^T R (w_bar - w)``.
     rows : ndarray of int of shape (m,), optional
         Data row of each term (no per-term copy of the outputs is made).
+    margin : ndarray of shape (m,), optional
+        Margin ``m_i`` of each term, whose loss is ``max(0, m_i - y_i o_i)^2``; 1 when
+        omitted (see :class:`semisup.losses.HingeTerms`).
 
     Returns
     -------
@@ -122,10 +132,11 @@ def exact_line_search(outputs: np.ndarray, outputs_bar: np.ndarray, y: np.ndarra
         The exact minimiser of ``phi`` over ``delta >= 0``.
     """
     rows = np.empty(0, dtype=np.int64) if rows is None else rows
+    margin = np.empty(0) if margin is None else np.asarray(margin, dtype=np.float64)
     slope, intercept, bp, dslope, dint = _break_points(
         np.asarray(outputs, dtype=np.float64), np.asarray(outputs_bar, dtype=np.float64),
         rows, np.asarray(y, dtype=np.float64), np.asarray(cost, dtype=np.float64),
-        float(reg_cross), float(reg_curv), _PROBES)
+        float(reg_cross), float(reg_curv), _PROBES, margin)
     if intercept >= 0.0:  # phi is non-decreasing from delta = 0
         return 0.0
     return float(_walk(slope, intercept, bp, dslope, dint, np.argsort(bp, kind="stable")))
