@@ -5,6 +5,7 @@ that mix relevant and irrelevant points, USSL), :class:`SelfTaughtClassifier` (S
 :class:`SupervisedSelfTaught` (SSTL) for weakly related unlabeled data.
 """
 
+from semisup.weak.mixture import MixtureSSL
 from semisup.weak.universum import UniversumSVM
 
-__all__ = ["UniversumSVM"]
+__all__ = ["UniversumSVM", "MixtureSSL"]

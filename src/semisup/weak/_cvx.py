@@ -23,20 +23,21 @@ def import_cvxpy():
 
 
 def default_solver(cp, psd: bool = False) -> str:
-    """Clarabel (interior point, accurate) when installed, else SCS."""
+    """SCS for SDPs (Clarabel's memory grows too fast with the LMI), else Clarabel or OSQP."""
     installed = cp.installed_solvers()
+    if psd:
+        return "SCS"
     if "CLARABEL" in installed:
         return "CLARABEL"
-    if psd or "OSQP" not in installed:
-        return "SCS"
-    return "OSQP"
+    return "OSQP" if "OSQP" in installed else "SCS"
 
 
 def solve(cp, problem, solver: str | None, psd: bool = False) -> None:
     """Solve ``problem``; raise a clear error when the solver does not reach optimality."""
     name = solver or default_solver(cp, psd)
+    options = {"eps": 1e-6, "max_iters": 100_000} if name == "SCS" else {}
     try:
-        problem.solve(solver=name)
+        problem.solve(solver=name, **options)
     except cp.error.SolverError:
         if solver is not None:
             raise
