@@ -314,3 +314,96 @@ def test_mixture_bad_input_and_documented_behaviour(rng):
     with pytest.warns(UserWarning, match="every unlabeled row irrelevant"):
         m = MixtureSSL(C_L=1e-3, epsilon=100.0).fit(X, y)
     assert not m.relevant_[10:].any()
+
+
+# ---------------------------------------------------------------------------------------
+# STL / SSTL
+
+
+def _weak_digits(rng, n_unl=120):
+    """sklearn's 8x8 digits: 1 vs 7 labeled (2 each), other digits as weakly related rows."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    pos = np.flatnonzero(np.isin(y, [1, 7]))
+    lab = np.r_[rng.choice(np.flatnonzero(y == 1), 2, replace=False),
+                rng.choice(np.flatnonzero(y == 7), 2, replace=False)]
+    test = np.setdiff1d(pos, lab)
+    unl = rng.choice(np.flatnonzero(~np.isin(y, [1, 7])), n_unl, replace=False)
+    Xtr = np.r_[X[lab], X[unl]]
+    ytr = np.r_[y[lab], -np.ones(n_unl, dtype=int)]
+    return Xtr, ytr, X[test], y[test]
+
+
+def test_sstl_objective_never_increases_and_matches_its_definition(rng):
+    from semisup.weak import SupervisedSelfTaught
+
+    X, y, Xt, yt = _weak_digits(rng)
+    m = SupervisedSelfTaught(n_components=12, beta=0.5, supervised_weight=5.0, max_iter=4,
+                             n_iter=20, random_state=0).fit(X, y)
+    trace = np.asarray(m.fit_results_["objective"])
+    assert trace.size == 1 + 4 * m.n_iter_
+    assert np.all(np.diff(trace) <= 1e-9 * np.abs(trace[1:]))
+    assert trace[-1] < trace[0]
+    # the recorded value is F at the returned dictionary, codes and classifier
+    Y = np.where(y[y != -1] == 7, 1.0, -1.0)
+    codes = m.codes_
+    Xall = np.r_[X[y != -1], X[y == -1]]
+    F = np.sum((Xall - codes @ m.components_) ** 2) + 0.5 * np.abs(codes).sum() + 5.0 * (
+        0.5 * float(np.sum(m.coef_ ** 2)) + np.maximum(
+            0, 1 - Y * (codes[:4] @ m.coef_[0] + m.intercept_[0])).sum())
+    assert m.objective_ == pytest.approx(F, rel=1e-9)
+    assert np.all(np.linalg.norm(m.components_, axis=1) <= 1 + 1e-9)
+    assert m.score(Xt, yt) > 0.6
+    pickle.loads(pickle.dumps(m)).predict(Xt[:3])
+
+
+def test_sstl_with_zero_supervised_weight_is_stl(rng):
+    from semisup.weak import SelfTaughtClassifier, SupervisedSelfTaught
+
+    X, y, Xt, yt = _weak_digits(rng)
+    kw = dict(n_components=10, beta=0.5, C=2.0, n_iter=10, random_state=3)
+    a = SupervisedSelfTaught(supervised_weight=0.0, **kw).fit(X, y)
+    b = SelfTaughtClassifier(**kw).fit(X, y)
+    np.testing.assert_allclose(a.components_, b.components_)
+    np.testing.assert_allclose(a.decision_function(Xt), b.decision_function(Xt))
+    # and the STL codes solve the documented lasso: ||x - aD||^2 + beta ||a||_1 (alpha=beta/2)
+    codes = b.transform(Xt[:3])
+    for x, a0 in zip(Xt[:3], codes, strict=True):
+        var = cp.Variable(10)
+        problem = cp.Problem(cp.Minimize(cp.sum_squares(x - var @ b.components_)
+                                         + 0.5 * cp.norm1(var)))
+        problem.solve(solver="CLARABEL")
+        value = np.sum((x - a0 @ b.components_) ** 2) + 0.5 * np.abs(a0).sum()
+        assert value == pytest.approx(problem.value, rel=1e-4, abs=1e-6)
+
+
+def test_sstl_multiclass_and_extra_unlabeled_rows(rng):
+    from sklearn.datasets import load_digits
+
+    from semisup.weak import SupervisedSelfTaught
+
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    lab = np.r_[[np.flatnonzero(y == k)[:3] for k in (0, 1, 2)]].ravel()
+    extra = X[np.isin(y, [5, 6])][:60]
+    m = SupervisedSelfTaught(n_components=8, beta=0.5, supervised_weight=2.0, max_iter=2,
+                             n_iter=10, random_state=0).fit(X[lab], y[lab], X_unlabeled=extra)
+    assert m.coef_.shape == (3, 8)
+    test = np.flatnonzero(np.isin(y, [0, 1, 2]))[50:150]
+    assert m.score(X[test], y[test]) > 0.5
+
+
+def test_selftaught_bad_input(rng):
+    from semisup.weak import SelfTaughtClassifier, SupervisedSelfTaught
+
+    X, y, _, _ = _weak_digits(rng, n_unl=20)
+    with pytest.raises(ValueError, match="n_components=30 atoms cannot be learned from 20"):
+        SelfTaughtClassifier(n_components=30).fit(X, y)
+    with pytest.raises(ValueError, match="X_unlabeled has 3 features"):
+        SelfTaughtClassifier(n_components=5).fit(X, y, X_unlabeled=np.ones((4, 3)))
+    with pytest.raises(ValueError, match="beta"):
+        SupervisedSelfTaught(beta=0).fit(X, y)
+    with pytest.raises(ValueError, match="supervised_weight"):
+        SupervisedSelfTaught(supervised_weight=-1).fit(X, y)

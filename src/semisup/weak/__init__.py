@@ -6,6 +6,7 @@ that mix relevant and irrelevant points, USSL), :class:`SelfTaughtClassifier` (S
 """
 
 from semisup.weak.mixture import MixtureSSL
+from semisup.weak.selftaught import SelfTaughtClassifier, SupervisedSelfTaught
 from semisup.weak.universum import UniversumSVM
 
-__all__ = ["UniversumSVM", "MixtureSSL"]
+__all__ = ["UniversumSVM", "MixtureSSL", "SelfTaughtClassifier", "SupervisedSelfTaught"]
