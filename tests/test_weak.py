@@ -407,3 +407,22 @@ def test_selftaught_bad_input(rng):
         SupervisedSelfTaught(beta=0).fit(X, y)
     with pytest.raises(ValueError, match="supervised_weight"):
         SupervisedSelfTaught(supervised_weight=-1).fit(X, y)
+
+
+# ---------------------------------------------------------------------------------------
+# scikit-learn's estimator checks (binary-only estimators)
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+
+@parametrize_with_checks(
+    [UniversumSVM(), MixtureSSL()],
+    expected_failed_checks=lambda est: {
+        "check_classifiers_classes": "y == -1 marks unlabeled rows (the sklearn.semi_supervised "
+                                     "convention), so the check's class label -1 cannot be a "
+                                     "class"},
+)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        check(estimator)

@@ -290,6 +290,9 @@ def ussl_alternating(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
     sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, np.full(l, 1.0 / l)), reg, **opts)
     w = sup.w
     o = A.matvec(w)
+    if u == 0:
+        return MixtureResult(w=w, labels_u=np.empty(0), relevant=np.empty(0, dtype=bool),
+                             objective=sup.objective, n_iter=1, n_switches=0, n_moves=0)
     with_irr = lam_i is not None
     labels_u = initial_labels(o[l:], positive_fraction)
     relevant = np.ones(u, dtype=bool)
@@ -479,6 +482,8 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
     big_M_ : float
         Big-M used (SDP route only).
     n_features_in_ : int
+    n_iter_ : int
+        Linear solves of the alternating route; 1 for the SDP route.
     fit_result_ : MixtureResult or SDPResult
     """
 
@@ -549,7 +554,8 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         self._validate_params()
         data = check_semi_supervised(X, y, require_unlabeled=True, estimator=self)
         if data.classes.size != 2:
-            raise ValueError(f"MixtureSSL is binary; y has {data.classes.size} classes "
+            raise ValueError("Only binary classification is supported. MixtureSSL is binary; "
+                             f"y has {data.classes.size} classes "
                              f"{data.classes.tolist()}")
         y_l = data.binary_targets(1)
         order = np.concatenate([data.labeled, data.unlabeled])
@@ -597,6 +603,7 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
                                mfn_options=dict(tol=self.tol, max_iter=self.max_iter,
                                                 max_cg_iter=self.max_cg_iter))
         self.fit_result_ = res
+        self.n_iter_ = int(res.n_iter)
         return res.w, res.relevant.copy(), "squared_hinge"
 
     def _fit_sdp(self, data, order, y_l, C_I):
@@ -621,6 +628,7 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
                        C_I=C_I, solver=self.sdp_solver)
         self.sdp_value_ = sdp.value
         self.fit_result_ = sdp
+        self.n_iter_ = 1
         w, labels_u, rel = round_sdp(sdp, X, y_l, self.C_L, self.C_U, C_I, float(self.epsilon),
                                      n_samples=self.n_roundings, random_state=self.random_state,
                                      solver=self.sdp_solver)
@@ -635,6 +643,7 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
         return tags
 
 

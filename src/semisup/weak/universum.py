@@ -141,6 +141,8 @@ class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
         Primal objective at the solution (in the chosen loss).
     n_universum_ : int
         Universum rows used.
+    n_iter_ : int
+        Newton iterations (squared route); 1 for the QP route.
     n_features_in_ : int
     fit_result_ : MFNResult or None
         Finite Newton output of the squared route.
@@ -208,7 +210,8 @@ class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
             self.__dict__.pop(stale, None)
         data = check_semi_supervised(X, y, estimator=self)
         if data.classes.size != 2:
-            raise ValueError(f"UniversumSVM is binary; y has {data.classes.size} classes "
+            raise ValueError("Only binary classification is supported. UniversumSVM is binary; "
+                             f"y has {data.classes.size} classes "
                              f"{data.classes.tolist()}: wrap it in "
                              "sklearn.multiclass.OneVsRestClassifier for more")
         parts = []
@@ -228,6 +231,7 @@ class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
         self.n_features_in_ = data.X.shape[1]
         self.n_universum_ = int(X_u.shape[0])
         self.fit_result_ = None
+        self.n_iter_ = 1
         if self.loss == "squared_hinge":
             self._fit_squared(X_l, y_pm, X_u)
         else:
@@ -251,6 +255,7 @@ class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
         self.coef_ = coef[None, :]
         self.intercept_ = np.array([b])
         self.objective_ = float(res.objective)
+        self.n_iter_ = int(res.n_iter)
         self.fit_result_ = res
 
     def _kernel(self, A, B=None):
@@ -289,8 +294,8 @@ class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
         check_is_fitted(self, "intercept_")
         X = check_X(X, estimator=self)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, the model was fitted on "
-                             f"{self.n_features_in_}")
+            raise ValueError(f"X has {X.shape[1]} features, but UniversumSVM is expecting "
+                             f"{self.n_features_in_} features as input")
         if hasattr(self, "dual_coef_"):
             Xd = X.toarray() if sp.issparse(X) else X
             return self._kernel(Xd, self.X_fit_) @ self.dual_coef_ + self.intercept_[0]
@@ -298,9 +303,11 @@ class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
 
     def predict(self, X) -> np.ndarray:
         """Class labels."""
+        check_is_fitted(self, "intercept_")
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
         return tags
