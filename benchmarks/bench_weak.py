@@ -87,9 +87,9 @@ def synthetic(rng, std_irr: float, n_lab=5, n_rel=30, n_irr=30, n_test=500):
     return X, y, irrelevant, Xt, yt
 
 
-def run_synthetic(reps: int, sdp_reps: int) -> str:
+def run_synthetic(reps: int, sdp_reps: int, stds=(0.1, 0.2, 0.3)) -> str:
     rows = []
-    for std in (0.1, 0.2, 0.3):
+    for std in stds:
         rng = np.random.default_rng(0)
         err = {k: [] for k in ("USVM", "SSL", "USSL-SDP", "USSL")}
         flagged = {"USSL-SDP": [], "USSL": []}
@@ -120,6 +120,7 @@ def run_synthetic(reps: int, sdp_reps: int) -> str:
             row.append(f"{np.mean(flagged[k]):.0f}% / {np.mean(wrong[k]):.0f}%")
         row.append(" / ".join(f"{secs[k] / max(len(err[k]), 1):.2g}" for k in err))
         rows.append(row)
+        print(row, flush=True)
     headers = ["irrelevant std", "USVM err %", "SSL (TSVM) err %", "USSL SDP err %",
                "USSL scalable err %", "SDP: irrelevant flagged / relevant flagged",
                "scalable: irrelevant flagged / relevant flagged",
@@ -208,6 +209,7 @@ def run_digits(name: str, runs: int, sdp_runs: int, digits) -> str:
         wins += int(means["USSL"] > max(means["USVM"], means["SSL"]))
         rows.append([dig] + [f"{np.mean(v):.2f} ± {np.std(v):.2f}" if v else "-"
                              for v in acc.values()] + [f"{np.mean(flagged):.0f}%"])
+        print(rows[-1], flush=True)
     headers = ["irrelevant digit", "USVM", "SSL (TSVM)", f"USSL SDP ({sdp_runs} runs)",
                "USSL scalable", "irrelevant flagged (scalable)"]
     return (f"## {name.upper()} 5 vs 8 (accuracy %, {runs} runs; USSL scalable beats both "
@@ -342,11 +344,14 @@ def main() -> None:
     ap.add_argument("--sdp-runs", type=int, default=2)
     ap.add_argument("--digits", default="0,1,2,3,4,6,7,9")
     ap.add_argument("--eps-grid", default="0.2", help="comma-separated epsilon values for CV")
+    ap.add_argument("--stds", default="0.1,0.2,0.3", help="irrelevant spreads (synthetic)")
+    ap.add_argument("--tag", default="", help="suffix of the results file (parallel runs)")
     args = ap.parse_args()
     GRID["epsilon"] = [float(e) for e in args.eps_grid.split(",")]
     with Contention() as load:
         if args.part == "synthetic":
-            section = run_synthetic(args.reps, args.sdp_reps)
+            section = run_synthetic(args.reps, args.sdp_reps,
+                                    [float(v) for v in args.stds.split(",")])
         elif args.part == "scale":
             section = run_scale()
         elif args.part == "ch6":
@@ -354,7 +359,8 @@ def main() -> None:
         else:
             digits = [int(d) for d in args.digits.split(",")]
             section = run_digits(args.part, args.runs, args.sdp_runs, digits)
-    report(f"weak_{args.part}", f"USSL reproduction: {args.part}", [section, load.line()])
+    report(f"weak_{args.part}{args.tag}", f"USSL reproduction: {args.part}",
+           [section, load.line()])
 
 
 if __name__ == "__main__":
