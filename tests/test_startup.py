@@ -141,13 +141,20 @@ def _pieces(X, y):
     o = A.matvec(p)
     active = terms.active(o)
     ob = A.matvec(p + rng.normal(size=A.n_weights))
+    shifted = HingeTerms(terms.y, terms.cost, rows=rows, n_rows=m,
+                         margin=rng.uniform(-0.5, 1.5, size=2 * m))
     return dict(
         matvec=o, rmatvec=A.rmatvec(q), colsq=A.weighted_column_sq(c),
         rowsq=A.row_sq_norms(), value=terms.value(o), active=active,
         system=np.concatenate(terms.newton_system(active)),
         step=exact_line_search(o, ob, terms.y, terms.cost, 0.3, 2.0, rows=rows),
         cgls=cgls(A, c, y[::2], Ridge(0.1), tol=1e-12).x,
-        mfn=l2svm_mfn(A, HingeTerms(y[::2], c), Ridge(0.1), tol=1e-12).w)
+        mfn=l2svm_mfn(A, HingeTerms(y[::2], c), Ridge(0.1), tol=1e-12).w,
+        # per-term margins (the Universum SVM's epsilon-insensitive halves)
+        value_margin=shifted.value(o), active_margin=shifted.active(o),
+        system_margin=np.concatenate(shifted.newton_system(shifted.active(o))),
+        step_margin=exact_line_search(o, ob, shifted.y, shifted.cost, 0.3, 2.0, rows=rows,
+                                      margin=shifted.margin))
 
 
 def test_numpy_twins_agree_with_compiled_kernels(monkeypatch):

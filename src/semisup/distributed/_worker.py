@@ -290,7 +290,7 @@ class BlockWorker:
             # an infinite regulariser share makes phi' >= 0 at the single probe: the kernel
             # then collects exactly the break points up to ``limit``
             _, _, bp, ds, di = _break_points(b.o, b.o_bar, t._map, t.y, t.cost, np.inf, 0.0,
-                                             probes)
+                                             probes, t._margin)
             parts.append((bp, ds, di))
         return tuple(np.concatenate(v) for v in zip(*parts, strict=True)) if parts else \
             (np.empty(0),) * 3

@@ -198,6 +198,9 @@ def l2svm_dual_cd(A, terms: HingeTerms, lam: float, tol: float = 1e-6,
         raise ValueError("l2svm_dual_cd needs a sparse design; use l2svm_mfn for dense data")
     if lam <= 0:
         raise ValueError(f"lam must be > 0 for the dual solver, got {lam}")
+    if terms.margin is not None:
+        raise ValueError("l2svm_dual_cd supports margin-1 terms only: use l2svm_mfn for terms "
+                         "with margins")
     term_rows = np.arange(terms.y.size) if terms.rows is None else terms.rows
     keep = np.flatnonzero(terms.cost > 0)
     rows = A.rows[term_rows[keep]]

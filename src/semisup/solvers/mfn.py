@@ -155,7 +155,7 @@ def l2svm_mfn(A, terms: HingeTerms, reg, w0: np.ndarray | None = None,
         step = w_bar - w
         Rstep = reg.matvec(step)
         delta = exact_line_search(o, o_bar, terms.y, terms.cost, float(w @ Rstep),
-                                  float(step @ Rstep), rows=terms.rows)
+                                  float(step @ Rstep), rows=terms.rows, margin=terms.margin)
         w += delta * step
         o += delta * (o_bar - o)
         f_new = reg.value(w) + terms.value(o)

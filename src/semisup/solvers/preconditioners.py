@@ -39,18 +39,6 @@ class Diagonal:
         return self.inverse * r
 
 
-class CholeskySolve:
-    """``r -> M^-1 r`` by a Cholesky factor of ``M`` (picklable, unlike a closure)."""
-
-    def __init__(self, factor):
-        self.factor = factor
-
-    def __call__(self, r: np.ndarray) -> np.ndarray:
-        import scipy.linalg as la  # imported with the factor already; costs nothing here
-
-        return la.cho_solve(self.factor, r, check_finite=False)
-
-
 def jacobi(A, cost: np.ndarray, reg) -> Diagonal:
     """``r -> r / diag(R + A^T C A)`` (entries with a zero diagonal are left unscaled)."""
     diag = reg.diagonal(A.shape[1]) + A.weighted_column_sq(cost)
@@ -111,7 +99,7 @@ def sketched_cholesky(A, cost: np.ndarray, reg, n_samples: int | None = None,
         factor = la.cho_factor(M, lower=True, check_finite=False)
     except la.LinAlgError:  # singular sample and no ridge on some weight: fall back
         return jacobi(A, cost, reg)
-    return CholeskySolve(factor)
+    return lambda r: la.cho_solve(factor, r, check_finite=False)
 
 
 def make_preconditioner(kind, A, cost: np.ndarray, reg):
