@@ -21,8 +21,9 @@ Certificate: with ``D = diag(gamma_U)``, the LMI of eq. 3.11 holds iff
 ``A - D >= 0`` iff ``I_p - F^T D F >= 0`` (congruence through ``F``), checked by Lanczos
 (:func:`scipy.sparse.linalg.eigsh`) on the ``p x p`` operator.  When it fails, its leading
 eigenvector is a descent direction and becomes a new column of ``R`` (rank escape).  The
-dual value ``sum gamma - eps |mu| - (1/4) g^T (A - D)^{-1} g`` (``g = gamma*a - mu c``) is
-computed with ``g^T (A-D)^{-1} g = h^T (I - F^T D F)^{-1} h``, ``h = F^T g``, by CG.
+dual value ``sum gamma - eps |mu| - (1/4) g^T (A - D)^{-1} g`` (``g = gamma*a - mu c``) uses
+``g^T (A-D)^{-1} g = h^T (I - F^T D F)^{-1} h = 2 h^T u`` (``h = F^T g``), exact at a
+stationary point of the inner problem, since the multipliers are the Huber slopes there.
 
 ``F`` is given as a :class:`FeatureFactor`: a dense Cholesky factor of the kernel, or
 implicit centred (sparse) features for the linear kernel, so that no ``n x n`` matrix is
@@ -37,8 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import minimize
-from scipy.sparse.linalg import LinearOperator, cg, eigsh
+from scipy.sparse.linalg import LinearOperator, eigsh
 
 logger = logging.getLogger("semisup.solvers.lowrank_sdp")
 
@@ -153,9 +153,81 @@ def _huber(G, gamma, C, sigma):
     """Moreau-envelope term of ``C max(0, G)`` in the augmented Lagrangian, and its slope."""
     v = G + gamma / sigma
     slope = np.clip(sigma * v, 0.0, C)
+    Cf = np.where(np.isfinite(C), C, 0.0)     # hard margin (C = inf): never the linear piece
     val = np.where(v <= 0, 0.0, np.where(slope < C, 0.5 * sigma * v * v,
-                                         C * v - 0.5 * C * C / sigma))
+                                         Cf * v - 0.5 * Cf * Cf / sigma))
     return val.sum() - (gamma * gamma).sum() / (2 * sigma), slope
+
+
+def lbfgs(fun, x0: np.ndarray, *, max_iter: int = 1000, memory: int = 10, gtol: float = 1e-9,
+          ftol: float = 1e-13):
+    """Minimise a smooth function by L-BFGS (two-loop recursion, Armijo backtracking).
+
+    A plain numpy implementation: its per-iteration cost is a few vector operations, far
+    below scipy's L-BFGS-B for the ``p x (r+1)`` unknowns here.
+
+    Parameters
+    ----------
+    fun : callable
+        ``x -> (value, gradient)``.
+    x0 : ndarray
+    max_iter, memory : int
+    gtol : float
+        Stop when ``max |grad| <= gtol * max(1, |value|)``.
+    ftol : float
+        Stop when the relative decrease of one step is below ``ftol``.
+
+    Returns
+    -------
+    x : ndarray
+    n_iter : int
+    """
+    x = x0.copy()
+    f, g = fun(x)
+    S, Y, rho = [], [], []
+    it = 0
+    for it in range(1, max_iter + 1):
+        if np.abs(g).max() <= gtol * max(1.0, abs(f)):
+            break
+        q = g.copy()
+        alphas = []
+        for s_i, y_i, r_i in zip(reversed(S), reversed(Y), reversed(rho)):
+            a_i = r_i * (s_i @ q)
+            alphas.append(a_i)
+            q -= a_i * y_i
+        if S:
+            q *= (S[-1] @ Y[-1]) / (Y[-1] @ Y[-1])
+        else:
+            q *= 1.0 / max(np.linalg.norm(g), 1e-12)
+        for (s_i, y_i, r_i), a_i in zip(zip(S, Y, rho), reversed(alphas)):
+            q += (a_i - r_i * (y_i @ q)) * s_i
+        d = -q
+        slope = g @ d
+        if slope >= 0:
+            d, slope = -g, -(g @ g)
+            S, Y, rho = [], [], []
+        step = 1.0
+        for _ in range(40):
+            x_new = x + step * d
+            f_new, g_new = fun(x_new)
+            if f_new <= f + 1e-4 * step * slope:
+                break
+            step *= 0.5
+        else:
+            break
+        s_vec, y_vec = x_new - x, g_new - g
+        sy = s_vec @ y_vec
+        if sy > 1e-12 * np.sqrt((s_vec @ s_vec) * (y_vec @ y_vec)):
+            S.append(s_vec)
+            Y.append(y_vec)
+            rho.append(1.0 / sy)
+            if len(S) > memory:
+                S.pop(0), Y.pop(0), rho.pop(0)
+        decrease = f - f_new
+        x, f, g = x_new, f_new, g_new
+        if decrease <= ftol * max(1.0, abs(f)):
+            break
+    return x, it
 
 
 def ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np.ndarray,
@@ -269,15 +341,9 @@ def ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np.
         g[lab] = gamma[lab] * y_l
         g -= mu * c
         h = F.rmatvec(g[:, None])[:, 0]
-        dual = float(gamma.sum() - eps * abs(mu))
-        if min_eig > -tol:
-            shifted = LinearOperator((p, p), dtype=np.float64,
-                                     matvec=lambda v: np.asarray(v).ravel() - op.matvec(v)
-                                     + max(0.0, -min_eig) * np.asarray(v).ravel())
-            x, _ = cg(shifted, h, x0=2.0 * M[:, 0], rtol=1e-10, maxiter=500)
-            dual -= 0.25 * float(h @ x)
-        else:
-            dual = -np.inf
+        # at an inner stationary point the new multipliers satisfy (I - F^T D F)(2u) = h
+        # exactly, so g^T (A - D)^{-1} g = h^T (2u); the LMI itself is checked by Lanczos
+        dual = float(gamma.sum() - eps * abs(mu) - 0.5 * h @ M[:, 0])
         return min_eig, vec, dual
 
     M = np.column_stack([u, R])
@@ -286,9 +352,9 @@ def ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np.
     outer = 0
     for outer in range(1, max_outer + 1):
         k = M.shape[1]
-        res = minimize(lagrangian, M.ravel(), args=(k, gamma, mu), jac=True, method="L-BFGS-B",
-                       options=dict(maxiter=max_inner, gtol=1e-9, ftol=1e-14, maxcor=20))
-        M = res.x.reshape(p, k)
+        x, nit = lbfgs(lambda x: lagrangian(x, k, gamma, mu), M.ravel(), max_iter=max_inner,
+                       gtol=1e-9)
+        M = x.reshape(p, k)
         Z = F.matvec(M)
         z = Z[:, 0]
         new_gamma = gamma.copy()
@@ -304,7 +370,7 @@ def ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np.
         min_eig, vec, dual = certificate(gamma, mu, M)
         gap = (obj - dual) / max(1.0, abs(obj))
         history.append(dict(outer=outer, rank=k - 1, objective=obj, dual=dual, min_eig=min_eig,
-                            change=change, inner_iter=int(res.nit)))
+                            change=change, inner_iter=nit))
         logger.debug("outer %d: rank %d obj %.8g dual %.8g min_eig %.2e change %.2e", outer,
                      k - 1, obj, dual, min_eig, change)
         if min_eig < -max(tol, 1e-6) and k - 1 < max_rank:
@@ -312,7 +378,7 @@ def ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np.
             col = vec / np.linalg.norm(vec) * 1e-2
             M = np.column_stack([M, col])
             continue
-        if change < tol and abs(gap) < max(tol, 1e-5) * 10:
+        if abs(gap) < tol and change < 10 * tol and min_eig > -tol:
             converged = True
             break
     obj, Z = primal(M)

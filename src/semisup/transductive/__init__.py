@@ -6,5 +6,7 @@
 """
 
 from semisup.transductive.ctsvm import ConvexTSVM
+from semisup.transductive.rho import RhoTSVM
+from semisup.transductive.rtsvm import SDPRelaxedTSVM
 
-__all__ = ["ConvexTSVM"]
+__all__ = ["ConvexTSVM", "RhoTSVM", "SDPRelaxedTSVM"]
