@@ -96,7 +96,8 @@ def solve_conic(problem, solver: str = "scs", *, tol: float = 1e-6, max_iter: in
     if name == "SCS":
         opts = dict(eps_abs=tol, eps_rel=tol, max_iters=int(max_iter))
     else:
-        opts = dict(tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol, max_iter=int(min(max_iter, 500)))
+        opts = dict(tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol,
+                    max_iter=int(min(max_iter, 500)))
     start = time.perf_counter()
     try:
         problem.solve(solver=name, verbose=verbose, **opts)

@@ -33,7 +33,6 @@ formed for linear kernels on sparse text.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -186,12 +185,13 @@ def lbfgs(fun, x0: np.ndarray, *, max_iter: int = 1000, memory: int = 10, gtol: 
     f, g = fun(x)
     S, Y, rho = [], [], []
     it = 0
-    for it in range(1, max_iter + 1):
+    while it < max_iter:
+        it += 1
         if np.abs(g).max() <= gtol * max(1.0, abs(f)):
             break
         q = g.copy()
         alphas = []
-        for s_i, y_i, r_i in zip(reversed(S), reversed(Y), reversed(rho)):
+        for s_i, y_i, r_i in zip(reversed(S), reversed(Y), reversed(rho), strict=True):
             a_i = r_i * (s_i @ q)
             alphas.append(a_i)
             q -= a_i * y_i
@@ -199,7 +199,7 @@ def lbfgs(fun, x0: np.ndarray, *, max_iter: int = 1000, memory: int = 10, gtol: 
             q *= (S[-1] @ Y[-1]) / (Y[-1] @ Y[-1])
         else:
             q *= 1.0 / max(np.linalg.norm(g), 1e-12)
-        for (s_i, y_i, r_i), a_i in zip(zip(S, Y, rho), reversed(alphas)):
+        for (s_i, y_i, r_i), a_i in zip(zip(S, Y, rho, strict=True), reversed(alphas), strict=True):
             q += (a_i - r_i * (y_i @ q)) * s_i
         d = -q
         slope = g @ d
@@ -352,7 +352,7 @@ def ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np.
     outer = 0
     for outer in range(1, max_outer + 1):
         k = M.shape[1]
-        x, nit = lbfgs(lambda x: lagrangian(x, k, gamma, mu), M.ravel(), max_iter=max_inner,
+        x, nit = lbfgs(lambda x, k=k, gamma=gamma, mu=mu: lagrangian(x, k, gamma, mu), M.ravel(), max_iter=max_inner,
                        gtol=1e-9)
         M = x.reshape(p, k)
         Z = F.matvec(M)

@@ -1,4 +1,4 @@
-"""SDP-relaxed transductive SVM (RTSVM, eq. 3.2; De Bie & Cristianini 2004, Xu & Schuurmans 2005)."""
+"""SDP-relaxed transductive SVM (RTSVM, eq. 3.2; De Bie & Cristianini, Xu & Schuurmans)."""
 
 from __future__ import annotations
 
@@ -38,8 +38,10 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         Polynomial degree.
     coef0 : float
         Polynomial constant.
-    solver : {'scs', 'clarabel'}
-        Conic solver.
+    solver : {'auto', 'scs', 'clarabel'}
+        Conic solver; ``'auto'``: Clarabel for ``n <= 40`` (accurate; its memory grows fast
+        with the ``n^2`` cone variables), SCS above (on this problem SCS often stops at its
+        iteration limit with a few digits only).
     max_n : int
         Largest number of rows accepted.
     tol : float
@@ -63,13 +65,15 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         ``lambda_1 / trace(M)`` (1 when ``M`` has rank one).
     fit_time_ : float
         Seconds in the solver.
+    solver_ : str
+        Conic solver used.
     n_train_ : int
         Number of training rows.
     """
 
     def __init__(self, C: float = 1.0, balance="auto", kernel: str = "rbf",
                  gamma: float | None = None, degree: int = 3, coef0: float = 1.0,
-                 solver: str = "scs", max_n: int = 100, tol: float = 1e-4,
+                 solver: str = "auto", max_n: int = 100, tol: float = 1e-4,
                  max_iter: int = 20_000):
         self.C = C
         self.balance = balance
@@ -106,6 +110,10 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
                              f"the cone, max_n={max_n}); use ConvexTSVM (solver='lowrank' "
                              "scales to thousands of rows)")
         y_l = data.binary_targets()
+        if self.solver not in ("auto", "scs", "clarabel"):
+            raise ValueError(f"solver must be 'auto', 'scs' or 'clarabel', got {self.solver!r}")
+        solver = self.solver if self.solver != "auto" else ("clarabel" if n <= 40 else "scs")
+        self.solver_ = solver
         if self.balance == "auto":
             balance = abs(float(np.mean(y_l))) + 1.0 / np.sqrt(y_l.size)
         elif self.balance is None:
@@ -118,7 +126,7 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         self.X_fit_ = X if self.kernel != "precomputed" else None
         K = self._train_kernel(X)
         start = time.perf_counter()
-        res = rtsvm_sdp(K, data.labeled, y_l, C, balance, solver=self.solver, tol=self.tol,
+        res = rtsvm_sdp(K, data.labeled, y_l, C, balance, solver=solver, tol=self.tol,
                         max_iter=self.max_iter)
         self.fit_time_ = time.perf_counter() - start
         vals, vecs = np.linalg.eigh(res.M)
