@@ -352,8 +352,10 @@ def ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np.
     outer = 0
     for outer in range(1, max_outer + 1):
         k = M.shape[1]
-        x, nit = lbfgs(lambda x, k=k, gamma=gamma, mu=mu: lagrangian(x, k, gamma, mu), M.ravel(), max_iter=max_inner,
-                       gtol=1e-9)
+        def inner(x, k=k, gamma=gamma, mu=mu):
+            return lagrangian(x, k, gamma, mu)
+
+        x, nit = lbfgs(inner, M.ravel(), max_iter=max_inner, gtol=1e-9)
         M = x.reshape(p, k)
         Z = F.matvec(M)
         z = Z[:, 0]
