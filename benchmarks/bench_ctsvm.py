@@ -150,7 +150,7 @@ def run_scale(sizes):
         for key, make in (("lowrank", lambda: ConvexTSVM(C_l=10, solver="lowrank")),
                           ("scs", lambda: ConvexTSVM(C_l=10, solver="scs", max_exact=10**6)),
                           ("rtsvm", lambda: SDPRelaxedTSVM(C=10, solver="scs", max_n=10**6))):
-            limit = {"lowrank": 10**9, "scs": 200, "rtsvm": 60}[key]
+            limit = {"lowrank": 10**9, "scs": 100, "rtsvm": 40}[key]
             if n > limit:
                 row.append("-")
                 continue
@@ -174,7 +174,7 @@ def main():
     ap.add_argument("--part", choices=("table", "scale"), default="table")
     ap.add_argument("--trials", type=int, default=10)
     ap.add_argument("--sets", default="Iono,Sonar,Banana,Breast")
-    ap.add_argument("--sizes", default="50,100,200,400,800,1500")
+    ap.add_argument("--sizes", default="40,100,200,400,800,1500")
     args = ap.parse_args()
     load = f"Machine load (uptime) at start: {os.getloadavg()}"
     if args.part == "table":

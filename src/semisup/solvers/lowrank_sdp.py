@@ -230,7 +230,19 @@ def lbfgs(fun, x0: np.ndarray, *, max_iter: int = 1000, memory: int = 10, gtol: 
     return x, it
 
 
-def ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np.ndarray,
+def ctsvm_lowrank(F: FeatureFactor, *args, **kwargs) -> LowRankResult:
+    """:func:`_ctsvm_lowrank` under one BLAS thread.
+
+    Every evaluation multiplies by a thin block (``r + 1`` columns), where BLAS threading
+    buys little and its synchronisation cost dominated (8x slower) on a loaded 2-core machine.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _ctsvm_lowrank(F, *args, **kwargs)
+
+
+def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np.ndarray,
                   eps: float, *, rank: int = 2, max_rank: int = 20, sigma: float = 10.0,
                   tol: float = 1e-6, max_outer: int = 60, max_inner: int = 2000,
                   random_state=None) -> LowRankResult:
