@@ -243,3 +243,21 @@ def test_box_qp_matches_cvxpy():
     cp.Problem(cp.Maximize(p @ x - 0.5 * cp.quad_form(x, cp.psd_wrap(Q))),
                [x >= 0, x <= 0.7]).solve(solver="CLARABEL")
     np.testing.assert_allclose(b, x.value, atol=1e-6)
+
+
+def test_prior_offset_routes_agree_on_imbalanced_data():
+    rng = np.random.default_rng(13)
+    yt = (rng.random(40) < 0.25).astype(int)
+    X = rng.normal(size=(40, 2))
+    X[:, 0] += np.where(yt == 1, 2.0, -2.0)
+    y = np.full(40, -1)
+    lab = np.r_[np.flatnonzero(yt == 0)[:4], np.flatnonzero(yt == 1)[:2]]
+    y[lab] = yt[lab]
+    kw = dict(C_l=10.0, gamma=0.5, tol=1e-7, offset="prior")
+    exact = ConvexTSVM(solver="clarabel", **kw).fit(X, y)
+    low = ConvexTSVM(solver="lowrank", **kw).fit(X, y)
+    assert exact.offset_ == pytest.approx(-1.0 / 3.0)
+    assert abs(exact.objective_ - low.objective_) <= 1e-4 * exact.objective_
+    np.testing.assert_array_equal(exact.transduction_, low.transduction_)
+    assert low.lmi_min_eig_ >= -1e-5
+    assert low.objective_ - low.dual_objective_ <= 1e-5 * low.objective_

@@ -245,7 +245,7 @@ def ctsvm_lowrank(F: FeatureFactor, *args, **kwargs) -> LowRankResult:
 def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np.ndarray,
                   eps: float, *, rank: int = 2, max_rank: int = 20, sigma: float = 10.0,
                   tol: float = 1e-6, max_outer: int = 60, max_inner: int = 2000,
-                  random_state=None) -> LowRankResult:
+                  offset: float = 0.0, random_state=None) -> LowRankResult:
     """Solve the relaxation by a Burer-Monteiro factorisation and an augmented Lagrangian.
 
     Parameters
@@ -270,6 +270,9 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         Stopping tolerance on the multiplier change, the LMI and the relative gap.
     max_outer, max_inner : int
         Augmented Lagrangian rounds; L-BFGS iterations per round.
+    offset : float
+        Fixed offset ``b0`` of the predictions ``z + b0`` (constraints
+        ``y_i (z_i + b0) >= 1`` and ``W_ii + 2 b0 z_i + b0^2 >= 1``, still convex).
     random_state : int, RandomState or None
         Initial ``R``.
 
@@ -278,6 +281,7 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
     LowRankResult
     """
     n, p = F.n, F.p
+    b0 = float(offset)
     rng = np.random.RandomState(random_state) if not isinstance(
         random_state, np.random.RandomState) else random_state
     is_l = np.zeros(n, dtype=bool)
@@ -311,12 +315,13 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         z = Z[:, 0]
         val = float(np.sum(M * M))
         dZ = np.zeros_like(Z)
-        hl, sl = _huber(1.0 - y_l * z[lab], gamma[lab], C_l, sigma)
-        m_u = np.einsum("ij,ij->i", Z[unl], Z[unl])
+        hl, sl = _huber(1.0 - y_l * (z[lab] + b0), gamma[lab], C_l, sigma)
+        m_u = np.einsum("ij,ij->i", Z[unl], Z[unl]) + 2 * b0 * z[unl] + b0 * b0
         hu, su = _huber(1.0 - m_u, gamma[unl], C_u, sigma)
         val += hl + hu
         dZ[lab, 0] = -sl * y_l
         dZ[unl] = -2.0 * su[:, None] * Z[unl]
+        dZ[unl, 0] -= 2.0 * b0 * su
         s = c @ z
         v = s + mu / sigma
         excess = v - np.clip(v, -eps, eps)
@@ -328,9 +333,10 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
     def primal(M):
         Z = F.matvec(M)
         z = Z[:, 0]
-        m_u = np.einsum("ij,ij->i", Z[unl], Z[unl])
+        m_u = np.einsum("ij,ij->i", Z[unl], Z[unl]) + 2 * b0 * z[unl] + b0 * b0
         obj = float(np.sum(M * M))
-        obj += float(np.sum(np.where(np.isfinite(C_l), C_l, 0) * np.maximum(0, 1 - y_l * z[lab])))
+        obj += float(np.sum(np.where(np.isfinite(C_l), C_l, 0)
+                            * np.maximum(0, 1 - y_l * (z[lab] + b0))))
         obj += float(np.sum(np.where(np.isfinite(C_u), C_u, 0) * np.maximum(0, 1 - m_u)))
         return obj, Z
 
@@ -351,11 +357,13 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         min_eig = 1.0 - lam
         g = np.zeros(n)
         g[lab] = gamma[lab] * y_l
+        g[unl] = 2.0 * b0 * gamma[unl]
         g -= mu * c
         h = F.rmatvec(g[:, None])[:, 0]
         # at an inner stationary point the new multipliers satisfy (I - F^T D F)(2u) = h
         # exactly, so g^T (A - D)^{-1} g = h^T (2u); the LMI itself is checked by Lanczos
-        dual = float(gamma.sum() - eps * abs(mu) - 0.5 * h @ M[:, 0])
+        dual = float(gamma[lab] @ (1 - b0 * y_l) + (1 - b0 * b0) * gamma[unl].sum()
+                     - eps * abs(mu) - 0.5 * h @ M[:, 0])
         return min_eig, vec, dual
 
     M = np.column_stack([u, R])
@@ -372,8 +380,8 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         Z = F.matvec(M)
         z = Z[:, 0]
         new_gamma = gamma.copy()
-        new_gamma[lab] = np.clip(gamma[lab] + sigma * (1 - y_l * z[lab]), 0, C_l)
-        m_u = np.einsum("ij,ij->i", Z[unl], Z[unl])
+        new_gamma[lab] = np.clip(gamma[lab] + sigma * (1 - y_l * (z[lab] + b0)), 0, C_l)
+        m_u = np.einsum("ij,ij->i", Z[unl], Z[unl]) + 2 * b0 * z[unl] + b0 * b0
         new_gamma[unl] = np.clip(gamma[unl] + sigma * (1 - m_u), 0, C_u)
         v = c @ z + mu / sigma
         new_mu = sigma * (v - np.clip(v, -eps, eps))

@@ -56,7 +56,7 @@ def ctsvm_vectors(n: int, labeled: np.ndarray, y_l: np.ndarray, intercept: bool)
 
 def ctsvm_sdp(A: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, C: np.ndarray,
               eps: float, *, slack: str = "hinge", solver: str = "scs", tol: float = 1e-6,
-              max_iter: int = 100_000) -> CTSVMSDPResult:
+              max_iter: int = 100_000, offset: float = 0.0) -> CTSVMSDPResult:
     """Solve the CTSVM dual SDP, eq. 3.11 (eq. 3.8 when every ``C_i`` is infinite).
 
     ``max -t/4 + sum(gamma) - eps (alpha + beta)`` s.t.
@@ -79,6 +79,11 @@ def ctsvm_sdp(A: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, C: np.
     solver : {'scs', 'clarabel'}
     tol : float
     max_iter : int
+    offset : float
+        Fixed prediction offset ``b0`` (no intercept only): the labeled constraints become
+        ``y_i w_i >= 1 - b0 y_i`` and the unlabeled ones ``W_ii + 2 b0 w_i >= 1 - b0^2``, so
+        ``sum gamma`` becomes ``sum_L gamma_i (1 - b0 y_i) + sum_U gamma_i (1 - b0^2)`` and
+        ``g`` gains ``2 b0 gamma_i`` on the unlabeled rows.
 
     Returns
     -------
@@ -92,12 +97,13 @@ def ctsvm_sdp(A: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, C: np.
     alpha = cp.Variable(nonneg=True)
     beta = cp.Variable(nonneg=True)
     gpad = cp.hstack([gamma, np.zeros(N - n)]) if N > n else gamma
-    g = cp.multiply(gpad, a) - (alpha - beta) * c
+    g = cp.multiply(gpad, a + 2.0 * offset * b) - (alpha - beta) * c
     S = A - cp.diag(cp.multiply(gpad, b))
     lmi_mat = cp.bmat([[S, cp.reshape(g, (N, 1), order="F")],
                        [cp.reshape(g, (1, N), order="F"), cp.reshape(t, (1, 1), order="F")]])
     lmi = 0.5 * (lmi_mat + lmi_mat.T) >> 0
-    objective = -0.25 * t + cp.sum(gamma) - eps * (alpha + beta)
+    rhs = (1.0 - offset * a - offset ** 2 * b)[:n]
+    objective = -0.25 * t + rhs @ gamma - eps * (alpha + beta)
     cons = [lmi]
     finite = np.isfinite(C)
     if slack == "hinge":

@@ -110,6 +110,12 @@ class ConvexTSVM(KernelTransductiveBase):
         Solver tolerance.
     max_iter : int
         Iteration limit of the exact solver; augmented Lagrangian rounds of the low-rank route.
+    offset : {'none', 'prior'} or float
+        Fixed offset ``b0`` of the predictions ``z + b0`` (no intercept only): ``'none'`` is
+        the thesis's model; ``'prior'`` takes the labeled class balance ``mean(y_l)``.  The
+        centred kernel forces ``sum z = 0``, which pulls the unlabeled rows towards a balanced
+        split; the offset moves that centre to the labeled prior (for imbalanced data).  The
+        constraints stay convex: ``y_i (w_i + b0) >= 1``, ``W_ii + 2 b0 w_i + b0^2 >= 1``.
     random_state : int, RandomState or None
         Initial point of the low-rank route.
 
@@ -125,6 +131,8 @@ class ConvexTSVM(KernelTransductiveBase):
         Diagonal of the relaxation's ``W``.
     intercept_ : float
         ``lambda`` (0 without intercept).
+    offset_ : float
+        The fixed offset ``b0`` (included in ``relaxed_scores_`` and the decision function).
     objective_ : float
         Optimum of the relaxation.
     dual_objective_ : float
@@ -151,7 +159,7 @@ class ConvexTSVM(KernelTransductiveBase):
                  intercept_ridge: float = 1e-2, slack: str = "hinge", solver: str = "auto",
                  max_exact: int = 300, rounding: str = "sign", out_of_sample: str = "expansion",
                  rank: int = 2, max_rank: int = 20, tol: float = 1e-5, max_iter: int = 100_000,
-                 random_state=0):
+                 offset="none", random_state=0):
         self.C_l = C_l
         self.C_u = C_u
         self.epsilon = epsilon
@@ -171,6 +179,7 @@ class ConvexTSVM(KernelTransductiveBase):
         self.max_rank = max_rank
         self.tol = tol
         self.max_iter = max_iter
+        self.offset = offset
         self.random_state = random_state
 
     # ------------------------------------------------------------------ parameters
@@ -243,6 +252,18 @@ class ConvexTSVM(KernelTransductiveBase):
         else:
             eps = check_positive(self.epsilon, "epsilon", allow_zero=True)
         self.epsilon_ = eps
+        if isinstance(self.offset, str):
+            if self.offset not in ("none", "prior"):
+                raise ValueError(f"offset must be 'none', 'prior' or a number, got "
+                                 f"{self.offset!r}")
+            b0 = 0.0 if self.offset == "none" else float(np.mean(y_l))
+        else:
+            b0 = float(self.offset)
+            if not np.isfinite(b0):
+                raise ValueError(f"offset must be finite, got {self.offset!r}")
+        if b0 != 0.0 and self.fit_intercept:
+            raise ValueError("offset needs fit_intercept=False (the intercept is then free)")
+        self.offset_ = b0
         C = np.empty(n)
         C[labeled] = C_l
         C[unl] = C_u
@@ -257,6 +278,7 @@ class ConvexTSVM(KernelTransductiveBase):
             K = self._train_kernel(X)
             self._fit_kernel(K, y_l, labeled, C, eps, solver)
         self.fit_time_ = time.perf_counter() - start
+        self.relaxed_scores_ = self.relaxed_scores_ + b0
         # rounding
         z = self.relaxed_scores_
         if self.rounding == "sign":
@@ -303,7 +325,7 @@ class ConvexTSVM(KernelTransductiveBase):
             Lc = np.tril(chol[0])
             res = ctsvm_lowrank(FeatureFactor(dense=Lc), y_l, labeled, C, eps, rank=self.rank,
                                 max_rank=self.max_rank, tol=self.tol,
-                                max_outer=min(self.max_iter, 200),
+                                max_outer=min(self.max_iter, 200), offset=self.offset_,
                                 random_state=self.random_state)
             self._store_lowrank(res)
             # beta = (K + ridge I)^{-1} z = L^{-T} u
@@ -319,7 +341,7 @@ class ConvexTSVM(KernelTransductiveBase):
             A = Kinv
         a, b, c = ctsvm_vectors(n, labeled, y_l, self.fit_intercept)
         res = ctsvm_sdp(A, a, b, c, C, eps, slack=self.slack, solver=solver, tol=self.tol,
-                        max_iter=self.max_iter)
+                        max_iter=self.max_iter, offset=self.offset_)
         z = res.w[:n]
         lam = float(res.w[n]) if self.fit_intercept else 0.0
         self.relaxed_scores_ = z
@@ -349,7 +371,7 @@ class ConvexTSVM(KernelTransductiveBase):
         F = FeatureFactor(X=X, mean=mean, ridge=self.ridge * diag_mean)
         res = ctsvm_lowrank(F, y_l, labeled, C, eps, rank=self.rank, max_rank=self.max_rank,
                             tol=self.tol, max_outer=min(self.max_iter, 200),
-                            random_state=self.random_state)
+                            offset=self.offset_, random_state=self.random_state)
         self._store_lowrank(res)
         self._linear_w = res.u[:X.shape[1]].copy()
         self._linear_mean = mean
@@ -387,14 +409,15 @@ class ConvexTSVM(KernelTransductiveBase):
         if hasattr(self, "_linear_w") and self.out_of_sample == "expansion":
             from semisup._validation import check_X
             Xt = check_X(X, estimator=self)
-            return np.asarray(Xt @ self._linear_w).ravel() - self._linear_mean @ self._linear_w
+            return (np.asarray(Xt @ self._linear_w).ravel() - self._linear_mean @ self._linear_w
+                    + self.offset_)
         Kt = self._test_kernel(X)
         if self.out_of_sample == "svm":
             return self._svm.decision_function(Kt)
         if self._centre is not None:
             row_mean, grand = self._centre
             Kt = Kt - Kt.mean(axis=1, keepdims=True) - row_mean[None, :] + grand
-        return Kt @ self._beta - self.intercept_
+        return Kt @ self._beta - self.intercept_ + self.offset_
 
 
 def cho_solve_vec(chol, v):
