@@ -169,7 +169,7 @@ def select_svm(X, y_semi, kern):
     return best
 
 
-def run_table(names, trials, l):
+def run_table(names, trials, l, offset="none"):
     rows, rounding_rows = [], []
     for name in names:
         X, y, kern = load_uci(name)
@@ -185,11 +185,11 @@ def run_table(names, trials, l):
             pred = svm.decision_function(K[:, lab]) > 0
             res["SVM"].append(np.mean(pred[unl] == y[unl]))
             t = time.perf_counter()
-            est = ConvexTSVM(C_l=C, kernel=kern, gamma=g, solver="lowrank",
+            est = ConvexTSVM(C_l=C, kernel=kern, gamma=g, solver="lowrank", offset=offset,
                              out_of_sample="svm").fit(X, ys)
             res["t"].append(time.perf_counter() - t)
             res["CTSVM"].append(np.mean(est.transduction_[unl] == y[unl]))
-            eig = ConvexTSVM(C_l=C, kernel=kern, gamma=g, solver="lowrank",
+            eig = ConvexTSVM(C_l=C, kernel=kern, gamma=g, solver="lowrank", offset=offset,
                              rounding="eigenvector").fit(X, ys)
             res["CTSVM-eig"].append(np.mean(eig.transduction_[unl] == y[unl]))
             res["CTSVM-svm"].append(np.mean(est.predict(X)[unl] == y[unl]))
@@ -225,8 +225,10 @@ def run_scale(sizes):
         ys[lab] = y[lab]
         row = [n]
         objs = {}
-        for key, make in (("lowrank", lambda: ConvexTSVM(C_l=10, solver="lowrank")),
-                          ("scs", lambda: ConvexTSVM(C_l=10, solver="scs", max_exact=10**6)),
+        for key, make in (("lowrank", lambda: ConvexTSVM(C_l=10, solver="lowrank",
+                                                         offset="none")),
+                          ("scs", lambda: ConvexTSVM(C_l=10, solver="scs", max_exact=10**6,
+                                                     offset="none")),
                           ("rtsvm", lambda: SDPRelaxedTSVM(C=10, solver="scs", max_n=10**6))):
             limit = {"lowrank": 10**9, "scs": 100, "rtsvm": 40}[key]
             if n > limit:
@@ -259,8 +261,9 @@ def main():
     args = ap.parse_args()
     load = f"Machine load (uptime) at start: {os.getloadavg()}"
     if args.part == "table":
-        sections = run_table(args.sets.split(","), args.trials, 20)
-        report("ctsvm_table", "CTSVM, thesis Table 3.2 (UCI/IDA rows)", [load, *sections])
+        sections = run_table(args.sets.split(","), args.trials, 20, args.offset)
+        report(args.name or "ctsvm_table", f"CTSVM, thesis Table 3.2 (UCI/IDA rows), offset="
+               f"{args.offset}", [load, *sections])
     elif args.part == "text":
         specs = [(a, int(b), int(c)) for a, b, c in (t.split(":") for t in args.text.split(","))]
         sections = run_text(specs, args.trials, args.offset)

@@ -112,7 +112,8 @@ class ConvexTSVM(KernelTransductiveBase):
         Iteration limit of the exact solver; augmented Lagrangian rounds of the low-rank route.
     offset : {'none', 'prior'} or float
         Fixed offset ``b0`` of the predictions ``z + b0`` (no intercept only): ``'none'`` is
-        the thesis's model; ``'prior'`` takes the labeled class balance ``mean(y_l)``.  The
+        the thesis's model; ``'prior'`` (default) takes the labeled class balance
+        ``mean(y_l)`` (0 for balanced labels).  The
         centred kernel forces ``sum z = 0``, which pulls the unlabeled rows towards a balanced
         split; the offset moves that centre to the labeled prior (for imbalanced data).  The
         constraints stay convex: ``y_i (w_i + b0) >= 1``, ``W_ii + 2 b0 w_i + b0^2 >= 1``.
@@ -159,7 +160,7 @@ class ConvexTSVM(KernelTransductiveBase):
                  intercept_ridge: float = 1e-2, slack: str = "hinge", solver: str = "auto",
                  max_exact: int = 300, rounding: str = "sign", out_of_sample: str = "expansion",
                  rank: int = 2, max_rank: int = 20, tol: float = 1e-5, max_iter: int = 100_000,
-                 offset="none", random_state=0):
+                 offset="prior", random_state=0):
         self.C_l = C_l
         self.C_u = C_u
         self.epsilon = epsilon
@@ -261,8 +262,12 @@ class ConvexTSVM(KernelTransductiveBase):
             b0 = float(self.offset)
             if not np.isfinite(b0):
                 raise ValueError(f"offset must be finite, got {self.offset!r}")
-        if b0 != 0.0 and self.fit_intercept:
-            raise ValueError("offset needs fit_intercept=False (the intercept is then free)")
+        if self.fit_intercept:
+            if not isinstance(self.offset, str) or self.offset == "none":
+                if b0 != 0.0:
+                    raise ValueError("offset needs fit_intercept=False (the intercept is "
+                                     "then free)")
+            b0 = 0.0                 # 'prior' is ignored with a free intercept
         self.offset_ = b0
         C = np.empty(n)
         C[labeled] = C_l
