@@ -211,9 +211,10 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
             traces.append(res.trace)
             not_converged += not res.converged
         if not_converged:
-            warnings.warn(f"{self.solver} MKL did not reach tol={self.tol} within max_iter="
-                          f"{self.max_iter} iterations in {not_converged} of {len(positives)} "
-                          "binary problems; increase max_iter or tol", ConvergenceWarning,
+            warnings.warn(f"{self.solver} MKL stopped before the duality gap reached "
+                          f"tol={self.tol} (max_iter={self.max_iter}, or no descent at the "
+                          f"SVM's precision) in {not_converged} of {len(positives)} binary "
+                          "problems; increase max_iter or tol", ConvergenceWarning,
                           stacklevel=2)
         self.weights_ = np.asarray(weights)
         self.dual_coef_ = coefs

@@ -30,7 +30,13 @@ def descent_direction(p: np.ndarray, grad: np.ndarray) -> np.ndarray:
     red = grad - grad[mu]
     D = -red
     D[(p <= 0) & (red > 0)] = 0.0
+    return _balance(D, mu)
+
+
+def _balance(D: np.ndarray, mu: int) -> np.ndarray:
+    """Drop round-off entries of ``D`` and set ``D_mu`` so that ``sum D = 0``."""
     D[mu] = 0.0
+    D[np.abs(D) <= 1e-12 * max(float(np.abs(D).max()), np.finfo(float).tiny)] = 0.0
     D[mu] = -D.sum()
     return D
 
@@ -108,10 +114,9 @@ def _descend(problem: MKLProblem, point: SVMPoint, ls_tol: float) -> SVMPoint | 
         if end.objective < current.objective:
             # keep going along D with p_k removed from it
             p, current = p_end, end
-            mu = int(np.argmax(p))
             D = D.copy()
-            D[mu] += D[k]
             D[k] = 0.0
+            D = _balance(D, int(np.argmax(p)))
             if np.max(np.abs(D)) <= 1e-14:
                 break
             continue
