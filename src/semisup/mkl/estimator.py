@@ -252,8 +252,8 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         check_is_fitted(self, "weights_")
         X = check_X(X, estimator=self)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was "
-                             f"fitted with {self.n_features_in_}")
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input")
         out = np.empty((X.shape[0], len(self.dual_coef_)))
         for c, (p, coef, b) in enumerate(zip(self.weights_, self.dual_coef_,
                                              self.intercept_, strict=True)):
@@ -279,6 +279,11 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         if f.ndim == 1:
             return self.classes_[(f > 0).astype(int)]
         return self.classes_[np.argmax(f, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     @property
     def n_kernels_(self) -> np.ndarray:

@@ -139,7 +139,14 @@ def _descend(problem: MKLProblem, point: SVMPoint, ls_tol: float) -> SVMPoint | 
         for g, cand in ((a, fa), (b, fb)):
             if cand.objective < best_point.objective:
                 best_gamma, best_point = g, cand
-        if best_gamma == 0.0 and current is point:
-            return None
+        if best_gamma == 0.0:
+            # the minimiser lies below the golden-section resolution: backtrack towards 0
+            g = min(a, b)
+            for _ in range(40):
+                g *= 0.5
+                cand = problem.solve_svm(_step(p, D, g))
+                if cand.objective < current.objective:
+                    return cand
+            return None if current is point else current
         return best_point
     return current
