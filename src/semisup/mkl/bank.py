@@ -254,6 +254,9 @@ class KernelBank:
         S = np.flatnonzero(u)
         if S.size == 0:
             return np.zeros(self.n_kernels)
+        if S.size > 0.7 * u.size:           # gathering would copy most of the bank
+            uu = np.outer(u, u).astype(self.data.dtype, copy=False).ravel()
+            return np.asarray(uu @ self._flat, dtype=np.float64)
         block = self.data[np.ix_(S, S)].reshape(S.size * S.size, self.n_kernels)
         uu = np.outer(u[S], u[S]).astype(self.data.dtype, copy=False).ravel()
         return np.asarray(uu @ block, dtype=np.float64)
