@@ -22,6 +22,7 @@ from semisup.mkl.problem import MKLProblem, MKLResult, SVMPoint
 logger = logging.getLogger("semisup.mkl")
 
 _GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
+_ZERO = 1e-12
 
 
 def descent_direction(p: np.ndarray, grad: np.ndarray) -> np.ndarray:
@@ -29,7 +30,7 @@ def descent_direction(p: np.ndarray, grad: np.ndarray) -> np.ndarray:
     mu = int(np.argmax(p))
     red = grad - grad[mu]
     D = -red
-    D[(p <= 0) & (red > 0)] = 0.0
+    D[(p <= _ZERO) & (red > 0)] = 0.0
     return _balance(D, mu)
 
 
@@ -42,7 +43,9 @@ def _balance(D: np.ndarray, mu: int) -> np.ndarray:
 
 
 def _step(p: np.ndarray, D: np.ndarray, gamma: float) -> np.ndarray:
-    out = np.clip(p + gamma * D, 0.0, None)
+    out = p + gamma * D
+    # round-off leaves weights of 1e-17 that would cap the next step at that size
+    out[out < _ZERO] = 0.0
     return out / out.sum()
 
 
@@ -101,6 +104,10 @@ def _descend(problem: MKLProblem, point: SVMPoint, ls_tol: float) -> SVMPoint | 
         return None
     current = point
     while True:
+        if np.any((D < 0) & (p <= 0)):
+            D = D.copy()
+            D[(D < 0) & (p <= 0)] = 0.0
+            D = _balance(D, int(np.argmax(p)))
         neg = D < 0
         if not neg.any():
             return None
