@@ -85,6 +85,8 @@ class ActiveSearchPipeline(BaseEstimator):
     vectorizer_ : CountVectorizer
     features_ : ndarray of int
         Columns of the vectorizer kept.
+    X_train_ : csr_matrix
+        Features of the labeled documents followed by the retrieved ones.
     model_ : estimator
         The trained classifier.
     classes_ : ndarray
@@ -201,6 +203,7 @@ class ActiveSearchPipeline(BaseEstimator):
             self.features_ = np.arange(n_cols)
         X = normalize(X[:, self.features_])
         n_l, n_r = len(documents), len(texts)
+        self.X_train_ = X
         self.model_ = self._train(X, labels, n_l, n_r)
         self.classes_ = self.model_.classes_
         report = {"generator": self.generator, "query_size": self.query_size,
