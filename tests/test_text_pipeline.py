@@ -93,3 +93,33 @@ def test_pipeline_bad_input(rng):
         ActiveSearchPipeline(index).fit(docs[:3] + ["..."], labels[:4])
     with pytest.raises(ValueError, match="no query retrieved"):
         ActiveSearchPipeline(MemoryBM25Index(["zzz yyy"])).fit(docs[:4], labels[:4])
+
+
+def test_cli_active_search(rng, tmp_path, capsys):
+    import pickle
+
+    from semisup.cli.main import main
+
+    docs, labels = collection(rng, n=60)
+    coll = tmp_path / "coll"
+    coll.mkdir()
+    for i, d in enumerate(docs):
+        (coll / f"{i:03d}.txt").write_text(d, encoding="utf-8")
+    lab = tmp_path / "lab"
+    for i in range(4):
+        (lab / labels[i]).mkdir(parents=True, exist_ok=True)
+        (lab / labels[i] / f"{i}.txt").write_text(docs[i], encoding="utf-8")
+    model = tmp_path / "m.pkl"
+    rc = main(["active-search", "--index", str(tmp_path / "idx"), "--build-from", str(coll),
+               "--labeled", str(lab), "--per-query", "10", "--learner", "aux", "--model",
+               str(model), "--report", str(tmp_path / "r.json")])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "retrieved" in out and "AuxiliarySVM" in out
+    pipe = pickle.loads(model.read_bytes())
+    assert set(pipe.predict(["rocket orbit moon"])) <= {"space", "med"}
+    # reuse the index without rebuilding; a non-index folder is a clear error
+    assert main(["active-search", "--index", str(tmp_path / "idx"), "--labeled", str(lab),
+                 "--per-query", "10", "--learner", "svm"]) == 0
+    assert main(["active-search", "--index", str(coll), "--labeled", str(lab)]) == 2
+    assert "not a semisup search index" in capsys.readouterr().err

@@ -16,7 +16,12 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--labeled", type=int, default=10, help="labeled images per task (even)")
     demo.add_argument("--repeats", type=int, default=10, help="random labelings per task")
     demo.add_argument("--seed", type=int, default=0)
+    from semisup.cli.active_search import add_parser as add_active_search
+
+    add_active_search(sub)
     args = parser.parse_args(argv)
+    if hasattr(args, "func"):
+        return args.func(args)
     if args.command == "demo":
         if args.labeled < 2 or args.labeled % 2:
             parser.error("--labeled must be an even number >= 2 (half per class)")
