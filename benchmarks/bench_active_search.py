@@ -40,7 +40,7 @@ from sklearn.preprocessing import normalize  # noqa: E402
 from semisup.linear import CCCPS3VM, L2SVM, DeterministicAnnealingSVM, TransductiveSVM  # noqa: E402
 from semisup.text import ActiveSearchPipeline, AuxiliarySVM, MemoryBM25Index, SQLiteIndex  # noqa: E402
 from semisup.text.corpora import load_corpora  # noqa: E402
-from semisup.text.querygen import METHODS, generate_queries  # noqa: E402
+from semisup.text.querygen import METHODS, generate_queries, query_analyzer  # noqa: E402
 from semisup.text.search import tokenize  # noqa: E402
 
 LAM = GAMMA = 0.01
@@ -145,10 +145,10 @@ def section_precision(docs, index, reps):
 
             for m in METHODS:
                 for k in (3, 4, 5):
-                    cv = CountVectorizer(analyzer=tokenize)
+                    cv = CountVectorizer(analyzer=query_analyzer())
                     X = cv.fit_transform(texts)
                     qs = generate_queries(normalize(X), labels, cv.get_feature_names_out(), m,
-                                          k)
+                                          k)  # C = 10 for DQG, as the pipeline
                     precs = []
                     for q in qs:
                         found, _ = index.search(list(q.terms), 100 + len(ids))

@@ -39,8 +39,11 @@ def test_dqg_lp_optimal_by_duality_and_cvxpy(rng, C):
     for i in (0, 7):
         vocab = X[i].indices
         s_y = np.where(y == y[i], 1.0, -1.0)
-        w, b, obj = dqg_lp(X, s_y, vocab, C)
+        w, b, obj, grad = dqg_lp(X, s_y, vocab, C)
         assert np.all(w >= -1e-12)
+        # dual feasibility and complementary slackness: g_j <= 1, = 1 where w_j > 0
+        assert np.all(grad <= 1 + 1e-7)
+        np.testing.assert_allclose(grad[w > 1e-9], 1.0, atol=1e-7)
         # primal feasibility and value
         xi = np.maximum(0, 1 - s_y * (X[:, vocab] @ w + b))
         assert obj == pytest.approx(w.sum() + C * xi.sum(), rel=1e-7, abs=1e-9)

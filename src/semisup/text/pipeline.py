@@ -13,8 +13,8 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.preprocessing import normalize
 from sklearn.utils.validation import check_is_fitted
 
-from semisup.text.querygen import METHODS, generate_queries
-from semisup.text.search import SearchBackend, tokenize
+from semisup.text.querygen import METHODS, generate_queries, query_analyzer
+from semisup.text.search import SearchBackend
 
 logger = logging.getLogger("semisup.text.pipeline")
 
@@ -72,8 +72,11 @@ class ActiveSearchPipeline(BaseEstimator):
         documents; ``None`` keeps all.
     lam, gamma : float, default=0.01
         ``lambda`` and ``gamma`` of eqs. 8.2-8.3 (mapped onto each learner's scaling).
-    C : float, default=1.0
+    C : float, default=10.0
         Slack cost of the DQG linear programs.
+    stop_words : "english", collection of str or None, default="english"
+        Terms never used in queries or features (numbers are dropped too); ``None`` keeps
+        every term of the index's tokenizer.
 
     Attributes
     ----------
@@ -96,7 +99,8 @@ class ActiveSearchPipeline(BaseEstimator):
 
     def __init__(self, backend: SearchBackend, generator: str = "dqg", query_size: int = 3,
                  per_query: int = 100, learner="cccp", n_features: int | None = 600,
-                 lam: float = 0.01, gamma: float = 0.01, C: float = 1.0):
+                 lam: float = 0.01, gamma: float = 0.01, C: float = 10.0,
+                 stop_words="english"):
         self.backend = backend
         self.generator = generator
         self.query_size = query_size
@@ -106,6 +110,7 @@ class ActiveSearchPipeline(BaseEstimator):
         self.lam = lam
         self.gamma = gamma
         self.C = C
+        self.stop_words = stop_words
 
     def _check(self, documents, labels, ids):
         if not hasattr(self.backend, "search") or not hasattr(self.backend, "documents"):
@@ -155,7 +160,8 @@ class ActiveSearchPipeline(BaseEstimator):
         """
         labels = self._check(documents, labels, ids)
         exclude = set(map(str, ids)) if ids is not None else set()
-        counter = CountVectorizer(analyzer=tokenize)
+        analyzer = query_analyzer(self.stop_words)
+        counter = CountVectorizer(analyzer=analyzer)
         try:
             X_l = counter.fit_transform(documents)
         except ValueError:
@@ -192,7 +198,7 @@ class ActiveSearchPipeline(BaseEstimator):
                                            for d in self.retrieved_ids_])
         texts = self.backend.documents(self.retrieved_ids_)
         all_docs = list(documents) + list(texts)
-        self.vectorizer_ = CountVectorizer(analyzer=tokenize)
+        self.vectorizer_ = CountVectorizer(analyzer=analyzer)
         X = self.vectorizer_.fit_transform(all_docs).astype(np.float64)
         weak = np.concatenate([labels, self.retrieved_labels_])
         n_cols = X.shape[1]
