@@ -3,6 +3,7 @@
 Estimators follow scikit-learn: ``fit(X, y)`` with ``y == -1`` marking unlabeled rows.
 """
 
+from semisup._version import __version__ as __version__
 from semisup.linear import (
     L2SVM,
     DeterministicAnnealingSVM,
@@ -19,8 +20,6 @@ from semisup.manifold import (
     deformed_kernel,
 )
 from semisup.prototypes import ClusterLapRLS, NystromLabelSpreading, PrototypeVectorMachine
-
-__version__ = "0.1.0"
 
 __all__ = ["L2SVM", "RLSClassifier", "TransductiveSVM", "DeterministicAnnealingSVM",
            "LinearLapRLS", "LinearLapSVM", "LapRLS", "LapSVM", "RegularizedSpectralClustering",

@@ -33,7 +33,7 @@ def add_parser(sub) -> None:
     p.add_argument("--gamma", type=float, default=0.01)
     p.add_argument("--model", type=Path, default=None, help="write the fitted pipeline (pickle)")
     p.add_argument("--report", type=Path, default=None, help="write the report (JSON)")
-    p.set_defaults(func=run)
+    p.set_defaults(run=run)
 
 
 def _read_labeled(folder: Path, encoding: str):

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from semisup import io
+from semisup._version import __version__
 from semisup.linear import L2SVM, DeterministicAnnealingSVM, RLSClassifier, TransductiveSVM
 
 ALGORITHMS = {0: "regularized least squares (RLS)", 1: "L2-SVM-MFN",
@@ -66,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["auto", "svmlin", "svmlight"], default="auto",
                    help="input format of a single data file (default: auto-detect)")
     p.add_argument("-v", "--verbose", action="count", default=0, help="show progress")
+    p.add_argument("--version", action="version", version=f"semisup-svmlin {__version__}")
     p.add_argument("files", nargs="+", help="examples [labels], or one SVMlight file")
     return p
 

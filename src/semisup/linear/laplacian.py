@@ -229,15 +229,61 @@ class LinearLapSVM(_LinearManifoldBase):
       on the labeled rows preprocessed by ``T^-1`` (L2-SVM-MFN for the squared hinge,
       liblinear for the hinge), then ``w = T^-1 w~``.
 
-    With the squared hinge both routes solve the same problem and agree.  Parameters as
-    :class:`LinearLapRLS`, plus:
+    With the squared hinge both routes solve the same problem and agree.
 
     Parameters
     ----------
+    gamma_A : float, default=1e-2
+        Ambient (ridge) regularisation.
+    gamma_I : float, default=1.0
+        Intrinsic (graph) regularisation; multiplied by the graph scale ``s``.
     loss : {'squared_hinge', 'hinge'}, default='squared_hinge'
         ``'hinge'`` needs ``solver='transform'`` (or 'auto' with small ``d``).
+    n_neighbors : int, default=10
+        ``k`` of the kNN graph over labeled and unlabeled rows.
+    metric : {'euclidean', 'cosine'}, default='euclidean'
+        Use ``'cosine'`` for text.
+    graph_weight : {'heat', 'binary', 'cosine'}, default='heat'
+        Edge weights of the kNN graph.
+    laplacian_kind : {'unnormalized', 'normalized'}, default='unnormalized'
+        ``L = D - W`` or ``I - D^-1/2 W D^-1/2``.
+    laplacian_power : int, default=1
+        ``p`` of the iterated Laplacian ``L^p`` (applied ``p`` times, never formed).
+    graph_scale : {'n2', 'sum', 'none'}, default='n2'
+        ``s = 1/n^2``, ``1/sum(W)`` or 1.
+    graph_method : {'auto', 'exact', 'approximate'}, default='auto'
+        Nearest-neighbour search (approximate NN-descent from 20,000 rows with 'auto').
+    graph : sparse matrix of shape (n_samples, n_samples), optional
+        A precomputed symmetric adjacency matrix instead of the kNN graph.
     solver : {'auto', 'transform', 'mfn'}, default='auto'
         'auto': 'transform' when ``d <= 2000``, else 'mfn'.
+    fit_intercept : bool, default=True
+        Append a constant feature ``intercept_scaling`` whose weight is the bias.
+    intercept_scaling : float, default=1.0
+        Value of the constant feature.
+    tol : float, default=1e-6
+        CGLS relative residual tolerance.
+    max_iter : int, default=50
+        Newton iterations of the Laplacian L2-SVM-MFN (``solver='mfn'``) or of the
+        L2-SVM-MFN on the transformed rows.
+    max_cg_iter : int, default=10000
+        CGLS iterations per Newton system.
+    warm_start : bool, default=False
+        Seed the solver with the previous solution when refitting.
+    random_state : int, optional
+        Seed of the approximate neighbour search.
+    verbose : int, default=0
+        Progress output level.
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_, transduction_ : as the other linear estimators.
+    objective_ : float or ndarray
+        The objective at the solution (one per class for one-vs-rest).
+    adjacency_ : sparse matrix
+        The graph used.
+    fit_results_ : list of MFNResult
+        Solver output per binary problem (Newton and CG iteration counts, convergence).
     """
 
     _solvers = ("auto", "transform", "mfn")

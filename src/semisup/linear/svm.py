@@ -172,7 +172,36 @@ class RLSClassifier(_SupervisedLinear):
     """Regularised least-squares classifier solved by CGLS (SVMlin's ``-A 0``).
 
     Minimises ``(lam/2)||w||^2 + (1/2) sum_i c_i (y_i - w^T x_i)^2`` over the labeled rows
-    with targets ``+1/-1``.  Parameters as :class:`L2SVM`; ``max_iter`` is unused.
+    with targets ``+1/-1`` (eq. 4 of Sindhwani & Keerthi, 2006, solved by CGLS, section 2.1).
+
+    Parameters
+    ----------
+    lam : float, default=1.0
+        Regularisation ``lambda`` (SVMlin ``-W``).
+    cost_positive, cost_negative : float, default=1.0
+        Class costs ``c_i`` (times ``sample_weight``).
+    fit_intercept : bool, default=True
+        Append a constant feature ``intercept_scaling`` whose weight is the bias.
+    intercept_scaling : float, default=1.0
+        Value of the constant feature.
+    tol : float, default=1e-6
+        CGLS relative residual tolerance.
+    max_iter : int, optional
+        Unused: one CGLS solve is the whole fit (kept for a uniform interface).
+    max_cg_iter : int, default=10000
+        CGLS iterations.
+    verbose : int, default=0
+        Progress output level.
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_ : as in scikit-learn linear classifiers.
+    objective_ : float or ndarray
+        Final objective (one per class for one-vs-rest).
+    n_iter_ : ndarray
+        CGLS iterations per binary problem.
+    fit_results_ : list of MFNResult
+        Solver output per binary problem.
     """
 
     def _fit_binary(self, design, data, y_pm, positive_fraction, sample_weight, context=None,
