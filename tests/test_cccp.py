@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from semisup.linear import CCCPS3VM
 from semisup.linear.cccp import cccp_objective, cccp_s3vm, ramp_loss
 from semisup.losses import transductive_objective
+from semisup.text import AuxiliarySVM
 from tests.conftest import make_problem
 
 
@@ -29,7 +31,7 @@ def test_objective_non_increasing_and_balance(rng, s, sparse):
     m = CCCPS3VM(lam=1e-2, lam_u=1.0, s=s, tol=1e-10).fit(X, y_semi)
     res = m.fit_results_[0]
     h = np.asarray(res.history)
-    assert res.converged and res.n_iter >= 1
+    assert res.converged and res.n_iter >= 2
     assert np.all(np.diff(h) <= 1e-9 * abs(h[0]))
     # the balance constraint: mean output over the unlabeled rows is 2r - 1
     r = np.mean(y_semi[y_semi != -1] > 0)
@@ -134,3 +136,13 @@ def test_convergence_warning_and_bad_input(rng):
     with pytest.warns(UserWarning, match="no unlabeled"):
         m = CCCPS3VM().fit(X, y)
     assert np.mean(m.decision_function(X)) == pytest.approx(2 * np.mean(y > 0) - 1)
+
+
+_MINUS_ONE = "y == -1 marks unlabeled rows, so the check's class label -1 cannot be a class"
+
+
+@parametrize_with_checks([CCCPS3VM(), AuxiliarySVM()],
+                         expected_failed_checks=lambda est: {
+                             "check_classifiers_classes": _MINUS_ONE})
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

@@ -133,7 +133,7 @@ class CCCPResult:
     objective : float
         Final ``J(w)``.
     n_iter : int
-        CCCP iterations (convex steps after the supervised start).
+        Convex steps: the supervised start (when ``w0`` is not given) and the CCCP steps.
     converged : bool
         Whether the active copies repeated before ``max_cccp_iter``.
     n_newton_iter, n_cg_iter : int
@@ -251,7 +251,8 @@ def cccp_s3vm(X_l, y_l: np.ndarray, X_u, lam: float, lam_u: float, positive_frac
         converged = True
     # h(x) = w^T (x - m) + c = w^T x + (c - w^T m)
     return CCCPResult(w=np.append(w, c - float(w @ mean)), w_centered=w, offset=c,
-                      mean=mean, objective=history[-1], n_iter=it,
+                      mean=mean, objective=history[-1],
+                      n_iter=it + int(w0 is None),
                       converged=converged, n_newton_iter=n_newton, n_cg_iter=n_cg,
                       history=history)
 
@@ -297,7 +298,7 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
     objective_ : float or ndarray
         Final CCCP objective ``J``.
     n_iter_ : ndarray
-        CCCP iterations per binary problem.
+        Convex steps per binary problem (the supervised start included).
     fit_results_ : list of CCCPResult
         Objective histories, Newton and CG iteration counts.
     """

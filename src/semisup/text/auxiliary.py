@@ -67,6 +67,9 @@ class AuxiliarySVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
         self
         """
         check_positive(self.gamma, "gamma", allow_zero=True)
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
+                             "is None: give class labels (auxiliary rows: their query's label)")
         y = np.asarray(y)
         weight = np.ones(y.shape[0])
         if auxiliary is not None:
