@@ -29,6 +29,17 @@ _EXPORTS = {
     "PrototypeVectorMachine": "semisup.prototypes.pvm",
     "NystromLabelSpreading": "semisup.prototypes.baselines",
     "ClusterLapRLS": "semisup.prototypes.baselines",
+    "CCCPS3VM": "semisup.linear.cccp",
+    "ConvexTSVM": "semisup.transductive.ctsvm",
+    "SDPRelaxedTSVM": "semisup.transductive.rtsvm",
+    "RhoTSVM": "semisup.transductive.rho",
+    "MultipleKernelSVC": "semisup.mkl.estimator",
+    "UniversumSVM": "semisup.weak.universum",
+    "MixtureSSL": "semisup.weak.mixture",
+    "SelfTaughtClassifier": "semisup.weak.selftaught",
+    "SupervisedSelfTaught": "semisup.weak.selftaught",
+    "AuxiliarySVM": "semisup.text.auxiliary",
+    "ActiveSearchPipeline": "semisup.text.pipeline",
 }
 
 __all__ = list(_EXPORTS)

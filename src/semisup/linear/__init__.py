@@ -15,6 +15,7 @@ _EXPORTS = {
     "DeterministicAnnealingSVM": "semisup.linear.da",
     "LinearLapRLS": "semisup.linear.laplacian",
     "LinearLapSVM": "semisup.linear.laplacian",
+    "CCCPS3VM": "semisup.linear.cccp",
 }
 
 __all__ = list(_EXPORTS)
