@@ -27,13 +27,21 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py",
                     "auto_examples/*.md5", "auto_examples/*.codeobj.json"]
 autosummary_generate = True
-# scikit-learn's metadata-routing setters carry docs that cross-reference its own site
 autodoc_default_options = {
     "members": True,
     "inherited-members": False,
-    "exclude-members": "set_fit_request, set_score_request, set_predict_request, "
-                       "set_partial_fit_request, set_transform_request",
 }
+
+
+def _skip_request_setters(app, what, name, obj, skip, options):
+    """scikit-learn's ``set_*_request`` setters document its own site, not ours."""
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_request_setters)
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False

@@ -176,10 +176,10 @@ def _has_probability(estimator) -> bool:
 class ProbabilityMixin:
     """``predict_proba`` / ``predict_log_proba`` by Platt scaling (``probability=True``).
 
-    Attributes set by ``fit`` when ``probability=True``
-    ----------------------------------------------------
+    Attributes
+    ----------
     probA_, probB_ : ndarray of shape (n_outputs,)
-        Sigmoid parameters ``A`` (shared by the outputs) and ``B`` (0) per output (one
+        Set by ``fit`` when ``probability=True``: sigmoid parameters ``A`` (shared by the outputs) and ``B`` (0) per output (one
         output for two classes).
     """
 
