@@ -9,7 +9,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from semisup._validation import check_positive, check_semi_supervised
+from semisup._validation import (
+    check_bool,
+    check_positive,
+    check_semi_supervised,
+    warn_if_collapsed,
+)
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.solvers._kernels import sparse_solver_threads
 from semisup.solvers.design import Design
@@ -52,6 +57,9 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, LinearClassi
         return list(np.hstack([self.coef_, tail]))
 
     def _validate_params_common(self) -> None:
+        check_bool(self.fit_intercept, "fit_intercept")
+        if hasattr(self, "warm_start"):
+            check_bool(self.warm_start, "warm_start")
         check_positive(self.intercept_scaling, "intercept_scaling")
         check_positive(self.tol, "tol")
         for name in ("max_iter", "max_cg_iter"):
@@ -118,6 +126,7 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, LinearClassi
         if data.unlabeled.size:
             # predicting every row costs little more and never copies the unlabeled rows
             transduction[data.unlabeled] = self.predict(data.X)[data.unlabeled]
+            warn_if_collapsed(self, transduction[data.unlabeled], n_classes)
         self.transduction_ = transduction
         return self
 
