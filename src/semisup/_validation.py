@@ -146,6 +146,11 @@ def check_X(X, *, accept_sparse: bool = True, estimator=None, scale: bool = Fals
     """
     X = check_array(X, accept_sparse="csr" if accept_sparse else False,
                     dtype=np.float64, estimator=estimator)
+    if hasattr(X, "has_canonical_format") and not X.has_canonical_format:
+        # duplicate entries mean their sum and indices may come unsorted; kernels, graphs and
+        # compiled row loops assume neither, so canonicalise a copy (the caller's is kept)
+        X = X.copy()
+        X.sum_duplicates()
     if scale:
         check_scale(X)
     return X

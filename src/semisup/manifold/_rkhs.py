@@ -34,7 +34,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from semisup._validation import check_choice, check_int, check_real, check_X
+from semisup._validation import check_bool, check_choice, check_int, check_real, check_X
 from semisup.graph import GraphWarning, adjacency_graph, check_graph, graph_scale, laplacian
 from semisup.kernels import KERNELS, default_gamma, kernel_matrix, kernel_matrix_blocks
 from semisup.losses import squared_hinge
@@ -290,6 +290,8 @@ class KernelGraphMixin:
         _check_choice(self.laplacian, "laplacian", LAPLACIANS)
         _check_int(self.laplacian_power, "laplacian_power")
         _check_choice(self.graph_scale, "graph_scale", GRAPH_SCALES)
+        if hasattr(self, "fit_intercept"):
+            check_bool(self.fit_intercept, "fit_intercept")
 
     # ----------------------------------------------------------------------------- kernel
 
