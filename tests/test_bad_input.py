@@ -28,7 +28,11 @@ def _public_estimators() -> list[type]:
     for name in semisup.__all__:
         obj = getattr(semisup, name)
         if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
-            found.append(obj)
+            required = [p for p in inspect.signature(obj.__init__).parameters.values()
+                        if p.default is inspect.Parameter.empty and p.name != "self"
+                        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+            if not required:   # meta-estimators (which need a base model) are left out
+                found.append(obj)
     return found
 
 
@@ -73,6 +77,101 @@ def _output(est, X):
 
 def _accepts_sparse(est) -> bool:
     return bool(est.__sklearn_tags__().input_tags.sparse)
+
+
+# Gaps the battery found in estimators merged late (issue 14 follow-ups, owned by their
+# authors): strict xfail, so each entry must be removed the day its gap is fixed.
+KNOWN_GAPS = {
+    "test_invalid_parameter_is_refused[ClusterLapRLS-probability='bad-value']",
+    'test_invalid_parameter_is_refused[ClusterLapRLS-probability=2]',
+    "test_invalid_parameter_is_refused[ConvexTSVM-coef0='bad-value']",
+    "test_invalid_parameter_is_refused[ConvexTSVM-degree='bad-value']",
+    'test_invalid_parameter_is_refused[ConvexTSVM-degree=-1]',
+    'test_invalid_parameter_is_refused[ConvexTSVM-degree=nan]',
+    "test_invalid_parameter_is_refused[ConvexTSVM-fit_intercept='bad-value']",
+    'test_invalid_parameter_is_refused[ConvexTSVM-fit_intercept=2]',
+    "test_invalid_parameter_is_refused[ConvexTSVM-intercept_ridge='bad-value']",
+    'test_invalid_parameter_is_refused[ConvexTSVM-intercept_ridge=-1]',
+    'test_invalid_parameter_is_refused[ConvexTSVM-intercept_ridge=nan]',
+    "test_invalid_parameter_is_refused[DeterministicAnnealingSVM-probability='bad-value']",
+    'test_invalid_parameter_is_refused[DeterministicAnnealingSVM-probability=2]',
+    "test_invalid_parameter_is_refused[L2SVM-probability='bad-value']",
+    'test_invalid_parameter_is_refused[L2SVM-probability=2]',
+    "test_invalid_parameter_is_refused[LapRLS-probability='bad-value']",
+    'test_invalid_parameter_is_refused[LapRLS-probability=2]',
+    "test_invalid_parameter_is_refused[LapSVM-probability='bad-value']",
+    'test_invalid_parameter_is_refused[LapSVM-probability=2]',
+    "test_invalid_parameter_is_refused[LinearLapRLS-probability='bad-value']",
+    'test_invalid_parameter_is_refused[LinearLapRLS-probability=2]',
+    "test_invalid_parameter_is_refused[LinearLapSVM-probability='bad-value']",
+    'test_invalid_parameter_is_refused[LinearLapSVM-probability=2]',
+    "test_invalid_parameter_is_refused[MixtureSSL-allow_irrelevant='bad-value']",
+    'test_invalid_parameter_is_refused[MixtureSSL-allow_irrelevant=2]',
+    "test_invalid_parameter_is_refused[MixtureSSL-fit_intercept='bad-value']",
+    'test_invalid_parameter_is_refused[MixtureSSL-fit_intercept=2]',
+    'test_invalid_parameter_is_refused[MixtureSSL-max_cg_iter=-1]',
+    'test_invalid_parameter_is_refused[MixtureSSL-max_cg_iter=nan]',
+    'test_invalid_parameter_is_refused[MixtureSSL-max_iter=-1]',
+    'test_invalid_parameter_is_refused[MixtureSSL-max_iter=nan]',
+    "test_invalid_parameter_is_refused[MixtureSSL-max_sdp_rows='bad-value']",
+    'test_invalid_parameter_is_refused[MixtureSSL-max_sdp_rows=-1]',
+    'test_invalid_parameter_is_refused[MixtureSSL-max_sdp_rows=nan]',
+    "test_invalid_parameter_is_refused[MixtureSSL-n_roundings='bad-value']",
+    'test_invalid_parameter_is_refused[MixtureSSL-n_roundings=-1]',
+    'test_invalid_parameter_is_refused[MixtureSSL-n_roundings=nan]',
+    "test_invalid_parameter_is_refused[MixtureSSL-sdp_solver='bad-value']",
+    'test_invalid_parameter_is_refused[MultipleKernelSVC-max_memory=nan]',
+    "test_invalid_parameter_is_refused[MultipleKernelSVC-record_weights='bad-value']",
+    'test_invalid_parameter_is_refused[MultipleKernelSVC-record_weights=2]',
+    "test_invalid_parameter_is_refused[MultipleKernelSVC-relative_gap='bad-value']",
+    'test_invalid_parameter_is_refused[MultipleKernelSVC-relative_gap=2]',
+    "test_invalid_parameter_is_refused[PrototypeVectorMachine-probability='bad-value']",
+    'test_invalid_parameter_is_refused[PrototypeVectorMachine-probability=2]',
+    "test_invalid_parameter_is_refused[RLSClassifier-probability='bad-value']",
+    'test_invalid_parameter_is_refused[RLSClassifier-probability=2]',
+    "test_invalid_parameter_is_refused[RhoTSVM-coef0='bad-value']",
+    "test_invalid_parameter_is_refused[RhoTSVM-degree='bad-value']",
+    'test_invalid_parameter_is_refused[RhoTSVM-degree=-1]',
+    'test_invalid_parameter_is_refused[RhoTSVM-degree=nan]',
+    "test_invalid_parameter_is_refused[RhoTSVM-tol='bad-value']",
+    'test_invalid_parameter_is_refused[RhoTSVM-tol=-1]',
+    'test_invalid_parameter_is_refused[RhoTSVM-tol=nan]',
+    "test_invalid_parameter_is_refused[SDPRelaxedTSVM-coef0='bad-value']",
+    "test_invalid_parameter_is_refused[SDPRelaxedTSVM-degree='bad-value']",
+    'test_invalid_parameter_is_refused[SDPRelaxedTSVM-degree=-1]',
+    'test_invalid_parameter_is_refused[SDPRelaxedTSVM-degree=nan]',
+    'test_invalid_parameter_is_refused[SDPRelaxedTSVM-max_iter=-1]',
+    'test_invalid_parameter_is_refused[SDPRelaxedTSVM-tol=-1]',
+    'test_invalid_parameter_is_refused[SDPRelaxedTSVM-tol=nan]',
+    "test_invalid_parameter_is_refused[TransductiveSVM-probability='bad-value']",
+    'test_invalid_parameter_is_refused[TransductiveSVM-probability=2]',
+    "test_invalid_parameter_is_refused[UniversumSVM-coef0='bad-value']",
+    "test_invalid_parameter_is_refused[UniversumSVM-degree='bad-value']",
+    'test_invalid_parameter_is_refused[UniversumSVM-degree=-1]',
+    'test_invalid_parameter_is_refused[UniversumSVM-degree=nan]',
+    "test_invalid_parameter_is_refused[UniversumSVM-fit_intercept='bad-value']",
+    'test_invalid_parameter_is_refused[UniversumSVM-fit_intercept=2]',
+    "test_invalid_parameter_is_refused[UniversumSVM-gamma='bad-value']",
+    "test_invalid_parameter_is_refused[UniversumSVM-solver='bad-value']",
+    'test_no_unlabeled_rows_gives_a_correct_supervised_model[ConvexTSVM]',
+    'test_no_unlabeled_rows_gives_a_correct_supervised_model[RhoTSVM]',
+    'test_no_unlabeled_rows_gives_a_correct_supervised_model[SDPRelaxedTSVM]',
+    'test_no_unlabeled_rows_gives_a_correct_supervised_model[SelfTaughtClassifier]',
+    'test_no_unlabeled_rows_gives_a_correct_supervised_model[SupervisedSelfTaught]',
+    'test_string_minus_one_marks_unlabeled_rows[SelfTaughtClassifier]',
+    'test_string_minus_one_marks_unlabeled_rows[SupervisedSelfTaught]',
+    'test_svmlin_label_coding_draws_a_warning[SelfTaughtClassifier]',
+    'test_svmlin_label_coding_draws_a_warning[SupervisedSelfTaught]',
+    'test_wrong_feature_count_at_predict[SelfTaughtClassifier]',
+    'test_wrong_feature_count_at_predict[SupervisedSelfTaught]',
+}
+
+
+@pytest.fixture(autouse=True)
+def _known_gap(request):
+    if request.node.name in KNOWN_GAPS:
+        request.node.add_marker(pytest.mark.xfail(
+            strict=True, reason="known gap found by the bad-input battery (issue 14)"))
 
 
 @pytest.fixture(scope="module")

@@ -233,7 +233,7 @@ def test_max_iter_and_tol_reach_the_estimator(toy, monkeypatch):
 
     def spy(args):
         est = real(args)
-        seen.update(est.get_params())
+        seen.update(max_iter=est.max_iter, tol=est.tol)
         return est
 
     monkeypatch.setattr(svmlin, "_estimator", spy)

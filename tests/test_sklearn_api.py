@@ -27,7 +27,7 @@ EXPECTED = {
      LinearLapSVM()],
     expected_failed_checks=lambda est: {
         k: v for k, v in EXPECTED.items() if "sample_weight" not in k
-        or isinstance(est, (L2SVM, RLSClassifier))},
+        or isinstance(est, (L2SVM, RLSClassifier, TransductiveSVM, DeterministicAnnealingSVM))},
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)

@@ -1,27 +1,58 @@
 """semisup: semi-supervised learning at scale.
 
 Estimators follow scikit-learn: ``fit(X, y)`` with ``y == -1`` marking unlabeled rows.
+
+The public names are imported on first use (PEP 562): ``import semisup`` loads nothing
+heavy, and the command line and the linear family never import the manifold or prototype
+stacks.  ``from semisup import X``, ``semisup.X`` and unpickling work as with eager imports.
 """
 
-from semisup._version import __version__ as __version__
-from semisup.linear import (
-    L2SVM,
-    DeterministicAnnealingSVM,
-    LinearLapRLS,
-    LinearLapSVM,
-    RLSClassifier,
-    TransductiveSVM,
-)
-from semisup.manifold import (
-    LaplacianEigenmaps,
-    LapRLS,
-    LapSVM,
-    RegularizedSpectralClustering,
-    deformed_kernel,
-)
-from semisup.prototypes import ClusterLapRLS, NystromLabelSpreading, PrototypeVectorMachine
+from __future__ import annotations
 
-__all__ = ["L2SVM", "RLSClassifier", "TransductiveSVM", "DeterministicAnnealingSVM",
-           "LinearLapRLS", "LinearLapSVM", "LapRLS", "LapSVM", "RegularizedSpectralClustering",
-           "LaplacianEigenmaps", "deformed_kernel", "PrototypeVectorMachine",
-           "NystromLabelSpreading", "ClusterLapRLS"]
+import importlib
+
+from semisup._version import __version__ as __version__
+
+# public name -> module defining it; adding an export is one line here
+_EXPORTS = {
+    "L2SVM": "semisup.linear.svm",
+    "RLSClassifier": "semisup.linear.svm",
+    "TransductiveSVM": "semisup.linear.tsvm",
+    "DeterministicAnnealingSVM": "semisup.linear.da",
+    "LinearLapRLS": "semisup.linear.laplacian",
+    "LinearLapSVM": "semisup.linear.laplacian",
+    "LapRLS": "semisup.manifold.laprls",
+    "LapSVM": "semisup.manifold.lapsvm",
+    "RegularizedSpectralClustering": "semisup.manifold.spectral",
+    "LaplacianEigenmaps": "semisup.manifold.spectral",
+    "deformed_kernel": "semisup.manifold",
+    "PrototypeVectorMachine": "semisup.prototypes.pvm",
+    "NystromLabelSpreading": "semisup.prototypes.baselines",
+    "ClusterLapRLS": "semisup.prototypes.baselines",
+    "CCCPS3VM": "semisup.linear.cccp",
+    "ConvexTSVM": "semisup.transductive.ctsvm",
+    "SDPRelaxedTSVM": "semisup.transductive.rtsvm",
+    "RhoTSVM": "semisup.transductive.rho",
+    "MultipleKernelSVC": "semisup.mkl.estimator",
+    "UniversumSVM": "semisup.weak.universum",
+    "MixtureSSL": "semisup.weak.mixture",
+    "SelfTaughtClassifier": "semisup.weak.selftaught",
+    "SupervisedSelfTaught": "semisup.weak.selftaught",
+    "AuxiliarySVM": "semisup.text.auxiliary",
+    "ActiveSearchPipeline": "semisup.text.pipeline",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'semisup' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

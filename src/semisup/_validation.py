@@ -21,7 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
+from sklearn.utils.validation import (
+    check_array,
+    check_consistent_length,
+    column_or_1d,
+    validate_data,
+)
 
 UNLABELED = -1
 
@@ -139,13 +144,20 @@ def check_scale(X) -> None:
                          f"degenerate; {fix}")
 
 
-def check_X(X, *, accept_sparse: bool = True, estimator=None, scale: bool = False):
+def check_X(X, *, accept_sparse: bool = True, estimator=None, reset: bool | None = None,
+            scale: bool = False):
     """Validate inputs: 2-D, finite, float64; CSR when sparse.
 
+    With ``estimator`` and ``reset`` given, through scikit-learn's ``validate_data``:
+    ``reset=True`` (in ``fit``) records ``n_features_in_`` and, for a pandas DataFrame,
+    ``feature_names_in_``; ``reset=False`` (in ``predict``/``transform``) checks them.
     ``scale=True`` (used when fitting) also applies :func:`check_scale`.
     """
-    X = check_array(X, accept_sparse="csr" if accept_sparse else False,
-                    dtype=np.float64, estimator=estimator)
+    kwargs = dict(accept_sparse="csr" if accept_sparse else False, dtype=np.float64)
+    if estimator is not None and reset is not None:
+        X = validate_data(estimator, X, reset=reset, **kwargs)
+    else:
+        X = check_array(X, estimator=estimator, **kwargs)
     if hasattr(X, "has_canonical_format") and not X.has_canonical_format:
         # duplicate entries mean their sum and indices may come unsorted; kernels, graphs and
         # compiled row loops assume neither, so canonicalise a copy (the caller's is kept)
@@ -194,7 +206,8 @@ def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled
     ValueError
         With the argument at fault and how to fix it.
     """
-    X = check_X(X, accept_sparse=accept_sparse, estimator=estimator, scale=True)
+    X = check_X(X, accept_sparse=accept_sparse, estimator=estimator,
+                reset=None if estimator is None else True, scale=True)
     if y is None:
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target "
                          "y is None: give class labels, and -1 for unlabeled rows")

@@ -359,8 +359,64 @@ def _make_csr(
     return X
 
 
+# Below this many bytes the fast path parses in Python (``int``/``float`` on the tokens, as
+# scikit-learn's parser does): importing scikit-learn would cost more than the parse.
+_PY_PARSE_MAX_BYTES = 8 << 20
+_SPACES = np.array([ord(c) for c in " \t\r\n"], dtype=np.uint8)
+
+
+def _colons_well_placed(buf: bytes) -> bool:
+    """Every colon inside a token, and no token with two colons (vectorised)."""
+    a = np.frombuffer(buf, dtype=np.uint8)
+    colons = np.flatnonzero(a == ord(":"))
+    if colons.size == 0:
+        return True
+    if colons[0] == 0 or colons[-1] == a.size - 1:
+        return False
+    space = np.isin(a, _SPACES)
+    if space[colons - 1].any() or space[colons + 1].any():
+        return False
+    seen = np.cumsum(space)
+    return not np.any(seen[colons[1:]] == seen[colons[:-1]])
+
+
+def _parse_small(buf: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`_parse_fast` for small buffers, without scikit-learn; None when in doubt."""
+    if not _colons_well_placed(buf):
+        return None
+    labels, pairs, counts = [], [], []
+    for line in buf.split(b"\n"):
+        tokens = line.split()
+        if not tokens:
+            continue
+        if b":" in tokens[0] or line.count(b":") != len(tokens) - 1:
+            return None
+        labels.append(tokens[0])
+        pairs.extend(tokens[1:])
+        counts.append(len(tokens) - 1)
+    flat = b" ".join(pairs).replace(b":", b" ").split()
+    try:
+        y = np.array([float(t) for t in labels], dtype=np.float64)
+        indices = np.array([int(t) for t in flat[0::2]], dtype=np.int64) - 1
+        data = np.array([float(t) for t in flat[1::2]], dtype=np.float64)
+    except (ValueError, OverflowError):
+        return None
+    indptr = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    if indices.size and (indices.min() < 0 or indices.max() >= _MAX_INDEX):
+        return None
+    steps = np.diff(indices)
+    starts = indptr[1:-1]
+    steps[starts[(starts > 0) & (starts < indices.size)] - 1] = 1  # across rows: no order
+    if np.any(steps <= 0):  # indices must increase strictly within a row
+        return None
+    return data, indices, indptr, y
+
+
 def _parse_fast(buf: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """Parse with scikit-learn's compiled parser; None when it rejects the input."""
+    if len(buf) <= _PY_PARSE_MAX_BYTES:
+        return _parse_small(buf)
     from sklearn.datasets import load_svmlight_file
 
     try:

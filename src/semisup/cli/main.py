@@ -22,6 +22,9 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(run=None)
     add_parsers(sub)
+    from semisup.cli.active_search import add_parser as add_active_search
+
+    add_active_search(sub)
     return parser
 
 

@@ -37,7 +37,7 @@ import numpy as np
 from semisup import io
 from semisup._validation import CollapseWarning
 from semisup._version import __version__
-from semisup.linear import L2SVM, DeterministicAnnealingSVM, RLSClassifier, TransductiveSVM
+from semisup.cli._model import SVMlinModel
 
 ALGORITHMS = {0: "regularized least squares (RLS)", 1: "L2-SVM-MFN",
               2: "transductive L2-SVM-MFN, multiple switching (TSVM)",
@@ -189,19 +189,12 @@ def _report_warnings(caught) -> None:
 
 
 def _estimator(args):
-    common = dict(verbose=max(args.verbose - 1, 0))
-    common.update({k: v for k, v in (("max_iter", args.max_iter), ("tol", args.tol))
-                   if v is not None})
-    if args.A == 0:
-        return RLSClassifier(lam=args.W, **common)
-    if args.A == 1:
-        return L2SVM(lam=args.W, cost_positive=args.Cp, cost_negative=args.Cn, solver="mfn",
-                     **common)
-    if args.A == 2:
-        return TransductiveSVM(lam=args.W, lam_u=args.U, positive_fraction=args.R,
-                               max_switches=args.S, **common)
-    return DeterministicAnnealingSVM(lam=args.W, lam_u=args.U, positive_fraction=args.R,
-                                     **common)
+    # the solvers without scikit-learn's import (semisup.cli._model): start-up dominates the
+    # small problems users try first
+    extra = {k: v for k, v in (("max_iter", args.max_iter), ("tol", args.tol)) if v is not None}
+    return SVMlinModel(args.A, lam=args.W, lam_u=args.U, positive_fraction=args.R,
+                       max_switches=args.S, cost_positive=args.Cp, cost_negative=args.Cn,
+                       verbose=max(args.verbose - 1, 0), **extra)
 
 
 def _check_labels(y: np.ndarray, path: str, allow_unlabeled: bool) -> None:

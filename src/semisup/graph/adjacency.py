@@ -8,6 +8,7 @@ is ``O(n k)``: the graph is sparse throughout.
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -15,7 +16,10 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from sklearn.neighbors import radius_neighbors_graph
 
+from semisup._logging import get_logger
 from semisup.graph.knn import knn_search
+
+logger = get_logger(__name__)
 
 WEIGHTS = ("binary", "heat", "cosine")
 SYMMETRIZE = ("union", "mutual")
@@ -134,8 +138,11 @@ def adjacency_graph(X, n_neighbors: int | None = 6, epsilon: float | None = None
     else:
         if n_neighbors is None:
             raise ValueError("give n_neighbors (kNN graph) or epsilon (epsilon-graph)")
+        t0 = time.perf_counter()
         idx, dist = knn_search(X, n_neighbors, metric=metric, method=method,
                                random_state=random_state, n_jobs=n_jobs)
+        logger.info("%d-NN search over %d rows (%s) in %.2f s", n_neighbors, n,
+                    method, time.perf_counter() - t0)
         w, _ = edge_weights(dist.ravel(), weight, t, metric)
         k = idx.shape[1]
         W = sp.csr_matrix((w, idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))

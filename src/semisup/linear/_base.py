@@ -7,8 +7,10 @@ from abc import ABCMeta, abstractmethod
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
+from semisup._logging import convergence_check, get_logger, progress, verbosity
 from semisup._validation import (
     check_bool,
     check_positive,
@@ -16,12 +18,15 @@ from semisup._validation import (
     warn_if_collapsed,
 )
 from semisup.base import SemiSupervisedClassifierMixin
+from semisup.calibration import ProbabilityMixin
 from semisup.solvers._kernels import sparse_solver_threads
 from semisup.solvers.design import Design
 
+logger = get_logger(__name__)
 
-class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, LinearClassifierMixin,
-                                     ClassifierMixin, BaseEstimator,
+
+class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityMixin,
+                                     LinearClassifierMixin, ClassifierMixin, BaseEstimator,
                                      metaclass=ABCMeta):
     """Base class: subclasses implement ``_fit_binary``.
 
@@ -32,6 +37,9 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, LinearClassi
 
     _semi_supervised = True
     _defaultable: tuple = ()  # parameters whose ``None`` means a solver-dependent default
+    #: estimator parameter bounding each solver that may stop early (named in the warning)
+    _convergence_parameters: dict = {"mfn": "max_iter", "dcd": "max_iter",
+                                     "cgls": "max_cg_iter"}
 
     @abstractmethod
     def _fit_binary(self, design: Design, data, y_pm: np.ndarray, positive_fraction: float,
@@ -85,6 +93,16 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, LinearClassi
         return self._fit(X, y)
 
     def _fit(self, X, y, sample_weight=None):
+        with verbosity(self.verbose), convergence_check(self, self._convergence_parameters):
+            self._fit_inner(X, y, sample_weight)
+        return self
+
+    def _fit_inner(self, X, y, sample_weight=None):
+        if getattr(type(X), "_semisup_distributed", False):  # row blocks on a Dask cluster
+            from semisup.distributed._estimators import fit_distributed
+
+            fit_distributed(self, X, y, sample_weight)
+            return
         data = check_semi_supervised(X, y, require_unlabeled=self._semi_supervised,
                                      estimator=self)
         self._validate_params()
@@ -104,14 +122,18 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, LinearClassi
         context = self._prepare(design, data)
         seeds = self._seeds(design, data, len(positives))
         results = []
-        with sparse_solver_threads(design.sparse):
+        name = type(self).__name__
+        with sparse_solver_threads(design.sparse), \
+                progress(len(positives), f"{name} one-vs-rest", self.verbose, "class") as bar:
             for k, seed in zip(positives, seeds, strict=True):
-                if self.verbose and n_classes > 2:
-                    print(f"[{type(self).__name__}] class {data.classes[k]!r} vs rest")
+                if n_classes > 2:
+                    logger.info("%s: class %r vs rest", name, data.classes[k])
                 y_pm = data.binary_targets(k)
-                prior = float(np.mean(y_pm > 0))
+                prior = float(np.average(y_pm > 0, weights=None if sample_weight is None
+                                         else sample_weight[data.labeled]))
                 results.append(self._fit_binary(design, data, y_pm, prior, sample_weight,
                                                 context=context, seed=seed))
+                bar.update()
         coefs, intercepts = zip(*(design.weights_to_coef(r.w) for r in results), strict=True)
         self.classes_ = data.classes
         self.coef_ = np.vstack(coefs)
@@ -125,9 +147,13 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, LinearClassi
         transduction[data.labeled] = data.classes[data.y_index]
         if data.unlabeled.size:
             # predicting every row costs little more and never copies the unlabeled rows
-            transduction[data.unlabeled] = self.predict(data.X)[data.unlabeled]
+            scores = safe_sparse_dot(data.X, self.coef_.T) + self.intercept_
+            winner = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 \
+                else scores.argmax(axis=1)
+            transduction[data.unlabeled] = self.classes_[winner[data.unlabeled]]
             warn_if_collapsed(self, transduction[data.unlabeled], n_classes)
         self.transduction_ = transduction
+        self._fit_probability(data.X, y, sample_weight)
         return self
 
     def _validate_params(self) -> None:

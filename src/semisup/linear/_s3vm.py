@@ -19,6 +19,10 @@ class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
     keyword arguments it takes from the estimator's parameters.
     """
 
+    _convergence_parameters = {"mfn": "max_iter", "cgls": "max_cg_iter",
+                               "label switching": "lam_u_growth",
+                               "DA inner": "max_inner_iter", "DA annealing": "max_outer_iter"}
+
     def _validate_params(self) -> None:
         check_positive(self.lam, "lam")
         check_positive(self.lam_u, "lam_u", allow_zero=True)
@@ -43,7 +47,7 @@ class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
     @staticmethod
     @abstractmethod
     def _algorithm(A, n_labeled, y_l, lam, lam_u, positive_fraction, **options):
-        """The training algorithm (e.g. :func:`semisup.linear.tsvm.transductive_svm`)."""
+        """The training algorithm (e.g. :func:`semisup.solvers.s3vm.transductive_svm`)."""
 
     @abstractmethod
     def _algorithm_options(self) -> dict:
@@ -60,9 +64,31 @@ class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
         n = data.X.shape[0]
         return GraphRidge(self.lam, self.gamma_I / n ** 2, design, L)
 
+    def fit(self, X, y, sample_weight=None):
+        """Fit on ``(X, y)``; rows with ``y == -1`` are the unlabeled data.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled rows.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative row weights, labeled and unlabeled: the means ``1/l`` and ``1/u``
+            of the objective become weighted means (an integer weight equals repeating
+            the row).
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, sample_weight)
+
     def _fit_binary(self, design, data, y_pm, prior, sample_weight, context=None, seed=None):
-        A = design.restrict(np.concatenate([data.labeled, data.unlabeled]))
+        order = np.concatenate([data.labeled, data.unlabeled])
+        A = design.restrict(order)
         mfn_options = dict(tol=self.tol, max_iter=self.max_iter, max_cg_iter=self.max_cg_iter)
         return self._algorithm(A, data.labeled.size, y_pm, self.lam, self.lam_u,
                                self._positive_fraction(prior), mfn_options=mfn_options,
-                               verbose=self.verbose, reg=context, **self._algorithm_options())
+                               verbose=self.verbose, reg=context,
+                               sample_weight=None if sample_weight is None
+                               else sample_weight[order], **self._algorithm_options())

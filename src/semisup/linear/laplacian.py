@@ -29,6 +29,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from sklearn.svm import LinearSVC
 
+from semisup._logging import report_unconverged
 from semisup._validation import check_choice, check_int, check_positive
 from semisup.graph import adjacency_graph, graph_scale, laplacian
 from semisup.graph.adjacency import WEIGHTS
@@ -93,7 +94,8 @@ class _LinearManifoldBase(LinearSemiSupervisedClassifier):
                  graph_scale: str = "n2", graph_method: str = "auto", graph=None,
                  solver: str = "auto", fit_intercept: bool = True, intercept_scaling: float = 1.0,
                  tol: float = 1e-6, max_iter: int = 50, max_cg_iter: int = 10_000,
-                 warm_start: bool = False, random_state: int | None = None, verbose: int = 0):
+                 warm_start: bool = False, random_state: int | None = None, verbose: int = 0,
+                 probability: bool = False):
         self.gamma_A = gamma_A
         self.gamma_I = gamma_I
         self.n_neighbors = n_neighbors
@@ -113,6 +115,7 @@ class _LinearManifoldBase(LinearSemiSupervisedClassifier):
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
+        self.probability = probability
 
     def _validate_params(self) -> None:
         check_positive(self.gamma_A, "gamma_A")
@@ -195,6 +198,12 @@ class LinearLapRLS(_LinearManifoldBase):
     random_state : int, optional
         Seed of the approximate neighbour search.
     verbose : int, default=0
+        Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG).
+    probability : bool, default=False
+        Enable ``predict_proba`` / ``predict_log_proba``: ``fit`` also fits a Platt
+        sigmoid to decision values of the labeled rows cross-validated with
+        :class:`semisup.model_selection.LabeledStratifiedKFold` (5 extra fits; see
+        :mod:`semisup.calibration`).
 
     Attributes
     ----------
@@ -223,6 +232,8 @@ class LinearLapRLS(_LinearManifoldBase):
             res = cgls(A, ones, y_pm, context.reg, x0=seed, tol=self.tol,
                        max_iter=self.max_cg_iter)
             w, n_cg, converged = res.x, res.n_iter, res.converged
+            if not converged:
+                report_unconverged("cgls", f"max_cg_iter={self.max_cg_iter}")
         o = A.matvec(w)
         objective = context.reg.value(w) + 0.5 * float(np.sum((y_pm - o) ** 2))
         res = MFNResult(w=w, outputs=o, objective=objective, n_iter=max(n_cg, 1),
@@ -284,7 +295,9 @@ class LinearLapSVM(_LinearManifoldBase):
     random_state : int, optional
         Seed of the approximate neighbour search.
     verbose : int, default=0
-        Progress output level.
+        Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG).
+    probability : bool, default=False
+        Enable ``predict_proba`` / ``predict_log_proba`` (as :class:`LinearLapRLS`).
 
     Attributes
     ----------
@@ -306,7 +319,8 @@ class LinearLapSVM(_LinearManifoldBase):
                  graph_scale: str = "n2", graph_method: str = "auto", graph=None,
                  solver: str = "auto", fit_intercept: bool = True, intercept_scaling: float = 1.0,
                  tol: float = 1e-6, max_iter: int = 50, max_cg_iter: int = 10_000,
-                 warm_start: bool = False, random_state: int | None = None, verbose: int = 0):
+                 warm_start: bool = False, random_state: int | None = None, verbose: int = 0,
+                 probability: bool = False):
         super().__init__(gamma_A=gamma_A, gamma_I=gamma_I, n_neighbors=n_neighbors,
                          metric=metric, graph_weight=graph_weight,
                          laplacian_kind=laplacian_kind, laplacian_power=laplacian_power,
@@ -314,7 +328,8 @@ class LinearLapSVM(_LinearManifoldBase):
                          solver=solver, fit_intercept=fit_intercept,
                          intercept_scaling=intercept_scaling, tol=tol, max_iter=max_iter,
                          max_cg_iter=max_cg_iter, warm_start=warm_start,
-                         random_state=random_state, verbose=verbose)
+                         random_state=random_state, verbose=verbose,
+                         probability=probability)
         self.loss = loss
 
     def _validate_params(self) -> None:

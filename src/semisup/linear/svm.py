@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from semisup._logging import report_unconverged
 from semisup._validation import check_positive
 from semisup.linear._base import LinearSemiSupervisedClassifier
 from semisup.losses import HingeTerms
@@ -37,7 +35,8 @@ class _SupervisedLinear(LinearSemiSupervisedClassifier):
 
     def __init__(self, lam: float = 1.0, cost_positive: float = 1.0, cost_negative: float = 1.0,
                  fit_intercept: bool = True, intercept_scaling: float = 1.0, tol: float = 1e-6,
-                 max_iter: int = 50, max_cg_iter: int = 10_000, verbose: int = 0):
+                 max_iter: int = 50, max_cg_iter: int = 10_000, verbose: int = 0,
+                 probability: bool = False):
         self.lam = lam
         self.cost_positive = cost_positive
         self.cost_negative = cost_negative
@@ -47,6 +46,7 @@ class _SupervisedLinear(LinearSemiSupervisedClassifier):
         self.max_iter = max_iter
         self.max_cg_iter = max_cg_iter
         self.verbose = verbose
+        self.probability = probability
 
     def _validate_params(self) -> None:
         check_positive(self.lam, "lam")
@@ -104,6 +104,13 @@ class L2SVM(_SupervisedLinear):
     random_state : int, RandomState or None, default=None
         Coordinate order of ``"dcd"``; ``None`` means a fixed seed, so fits repeat.
     verbose : int, default=0
+        Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG, one line per Newton
+        iteration or duality-gap check).
+    probability : bool, default=False
+        Enable ``predict_proba`` / ``predict_log_proba``: ``fit`` also fits a Platt
+        sigmoid to decision values of the labeled rows cross-validated with
+        :class:`semisup.model_selection.LabeledStratifiedKFold` (5 extra fits; see
+        :mod:`semisup.calibration`).
 
     Attributes
     ----------
@@ -124,10 +131,12 @@ class L2SVM(_SupervisedLinear):
     def __init__(self, lam: float = 1.0, cost_positive: float = 1.0, cost_negative: float = 1.0,
                  fit_intercept: bool = True, intercept_scaling: float = 1.0, tol: float = 1e-6,
                  max_iter: int | None = None, max_cg_iter: int = 10_000, solver: str = "auto",
-                 random_state=None, verbose: int = 0):
+                 random_state=None, verbose: int = 0,
+                 probability: bool = False):
         super().__init__(lam=lam, cost_positive=cost_positive, cost_negative=cost_negative,
                          fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                         tol=tol, max_iter=max_iter, max_cg_iter=max_cg_iter, verbose=verbose)
+                         tol=tol, max_iter=max_iter, max_cg_iter=max_cg_iter, verbose=verbose,
+                         probability=probability)
         self.solver = solver
         self.random_state = random_state
 
@@ -161,10 +170,8 @@ class L2SVM(_SupervisedLinear):
             max_iter = self.max_iter or 50
             res = l2svm_mfn(A, terms, Ridge(self.lam), tol=self.tol, max_iter=max_iter,
                             max_cg_iter=self.max_cg_iter, verbose=self.verbose)
-        if not res.converged:
-            warnings.warn(f"L2SVM (solver={self.solver_!r}) stopped at max_iter={max_iter} "
-                          f"before reaching tol={self.tol:g}: raise max_iter or tol",
-                          ConvergenceWarning, stacklevel=4)
+        if not res.converged and self.solver_ == "dcd":  # MFN reports for itself
+            report_unconverged("dcd", f"{max_iter} epochs, tol={self.tol:g}")
         return res
 
 
@@ -191,7 +198,9 @@ class RLSClassifier(_SupervisedLinear):
     max_cg_iter : int, default=10000
         CGLS iterations.
     verbose : int, default=0
-        Progress output level.
+        Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG).
+    probability : bool, default=False
+        Enable ``predict_proba`` / ``predict_log_proba`` (as :class:`L2SVM`).
 
     Attributes
     ----------
@@ -210,6 +219,8 @@ class RLSClassifier(_SupervisedLinear):
         cost = _example_costs(self, data, y_pm, sample_weight)
         reg = Ridge(self.lam)
         res = cgls(A, cost, y_pm, reg, tol=self.tol, max_iter=self.max_cg_iter)
+        if not res.converged:
+            report_unconverged("cgls", f"max_cg_iter={self.max_cg_iter}")
         o = A.matvec(res.x)
         objective = reg.value(res.x) + 0.5 * float(cost @ (y_pm - o) ** 2)
         return MFNResult(w=res.x, outputs=o, objective=objective, n_iter=res.n_iter,

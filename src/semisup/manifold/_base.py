@@ -8,13 +8,15 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from semisup._logging import convergence_check, verbosity
 from semisup._validation import SemiSupervisedData, check_semi_supervised
 from semisup.base import SemiSupervisedClassifierMixin
+from semisup.calibration import ProbabilityMixin
 from semisup.manifold._rkhs import KernelGraphMixin, _check_int, _check_real
 
 
-class ManifoldClassifier(SemiSupervisedClassifierMixin, KernelGraphMixin, ClassifierMixin,
-                         BaseEstimator, metaclass=ABCMeta):
+class ManifoldClassifier(SemiSupervisedClassifierMixin, ProbabilityMixin, KernelGraphMixin,
+                         ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Base class of the manifold-regularised kernel classifiers.
 
     A fitted estimator holds the expansion ``f_k(x) = sum_i alpha_ik K(x_i, x) + b_k``
@@ -36,7 +38,11 @@ class ManifoldClassifier(SemiSupervisedClassifierMixin, KernelGraphMixin, Classi
         -------
         self
         """
-        return self._fit(X, y)
+        with verbosity(self.verbose), convergence_check(self, {"pcg": "max_iter",
+                                                               "smo": "max_iter"}):
+            self._fit(X, y)
+            self._fit_probability(X, y)
+        return self
 
     @abstractmethod
     def _fit(self, X, y):

@@ -319,7 +319,7 @@ class KernelGraphMixin:
 
     def _validated_test_gram(self, X) -> np.ndarray:
         """Validate new rows (or their precomputed kernel) and return ``K(x, x_i)``."""
-        X = check_X(X, accept_sparse=self.kernel != "precomputed", estimator=self)
+        X = check_X(X, accept_sparse=self.kernel != "precomputed", estimator=self, reset=False)
         if self.kernel != "precomputed" and X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
+from semisup._logging import get_logger
 from semisup.manifold._base import ManifoldClassifier
 from semisup.manifold._rkhs import (
     KERNEL_GRAPH_PARAMS,
@@ -46,6 +47,8 @@ def laprls_coefficients(G: np.ndarray, Y: np.ndarray, ridge: float,
     sol = sla.solve(B, rhs, assume_a="sym", check_finite=False)
     return sol[:l], sol[l]
 
+logger = get_logger(__name__)
+
 
 class LapRLS(ManifoldClassifier):
     """Laplacian Regularized Least Squares classifier (Belkin, Niyogi & Sindhwani, eq. 8).
@@ -83,7 +86,10 @@ class LapRLS(ManifoldClassifier):
     random_state : int, optional
         Seed of the approximate neighbour search.
     verbose : int, default=0
-        Print progress when > 0.
+        Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG).
+    probability : bool, default=False
+        Enable ``predict_proba`` (Platt sigmoids fitted on cross-validated decision values
+        of the labeled rows, :mod:`semisup.calibration`; costs 5 extra fits).
 
     Attributes
     ----------
@@ -123,7 +129,8 @@ class LapRLS(ManifoldClassifier):
                  graph_weight: str = "heat", t: float | None = None,
                  graph_metric: str = "euclidean", graph_method: str = "auto",
                  laplacian: str = "unnormalized", laplacian_power: int = 1,
-                 graph_scale: str = "n2", random_state: int | None = None, verbose: int = 0):
+                 graph_scale: str = "n2", random_state: int | None = None, verbose: int = 0,
+                 probability: bool = False):
         self.fit_intercept = fit_intercept
         self._set_kernel_graph_params(
             gamma_A=gamma_A, gamma_I=gamma_I, kernel=kernel, gamma=gamma, degree=degree,
@@ -131,6 +138,7 @@ class LapRLS(ManifoldClassifier):
             graph_metric=graph_metric, graph_method=graph_method, laplacian=laplacian,
             laplacian_power=laplacian_power, graph_scale=graph_scale, random_state=random_state)
         self.verbose = verbose
+        self.probability = probability
 
     def _fit(self, X, y) -> LapRLS:
         data, K, L, scale = self._setup(X, y)
@@ -138,8 +146,7 @@ class LapRLS(ManifoldClassifier):
         l = lab.size
         gamma_I_s = float(self.gamma_I) * scale
         ratio = gamma_I_s / float(self.gamma_A)
-        if self.verbose:
-            print(f"[LapRLS] n={K.shape[0]} l={l} ratio gamma_I s / gamma_A={ratio:.4g}")
+        logger.info("LapRLS n=%d l=%d ratio gamma_I s / gamma_A=%.4g", K.shape[0], l, ratio)
         Z = deformation_columns(K, L, ratio, lab)
         G = deformed_gram(K, Z, lab)
         Y = np.column_stack(self._binary_targets(data))

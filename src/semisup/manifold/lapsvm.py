@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
+from semisup._logging import get_logger, report_unconverged
 from semisup.manifold._base import ManifoldClassifier
 from semisup.manifold._rkhs import (
     KERNEL_GRAPH_PARAMS,
@@ -24,6 +23,8 @@ from semisup.solvers.qp import svm_dual
 
 LOSSES = ("hinge", "squared_hinge")
 SOLVERS = ("auto", "dual", "primal")
+
+logger = get_logger(__name__)
 
 
 class LaplacianPrimalProblem:
@@ -114,7 +115,11 @@ class LapSVM(ManifoldClassifier):
     random_state : int, optional
         Seed of the approximate neighbour search.
     verbose : int, default=0
-        Print progress when > 0 (one line per PCG iteration when > 1).
+        Log progress to the ``semisup`` logger (1: INFO; 2: DEBUG, one line per PCG
+        iteration).
+    probability : bool, default=False
+        Enable ``predict_proba`` (Platt sigmoids fitted on cross-validated decision values
+        of the labeled rows, :mod:`semisup.calibration`; costs 5 extra fits).
 
     Attributes
     ----------
@@ -176,7 +181,8 @@ class LapSVM(ManifoldClassifier):
                  graph_weight: str = "heat", t: float | None = None,
                  graph_metric: str = "euclidean", graph_method: str = "auto",
                  laplacian: str = "unnormalized", laplacian_power: int = 1,
-                 graph_scale: str = "n2", random_state: int | None = None, verbose: int = 0):
+                 graph_scale: str = "n2", random_state: int | None = None, verbose: int = 0,
+                 probability: bool = False):
         self.loss = loss
         self.solver = solver
         self.tol = tol
@@ -189,6 +195,7 @@ class LapSVM(ManifoldClassifier):
             graph_metric=graph_metric, graph_method=graph_method, laplacian=laplacian,
             laplacian_power=laplacian_power, graph_scale=graph_scale, random_state=random_state)
         self.verbose = verbose
+        self.probability = probability
 
     def _resolve_solver(self) -> str:
         _check_choice(self.loss, "loss", LOSSES)
@@ -249,9 +256,8 @@ class LapSVM(ManifoldClassifier):
             res = svm_dual(G, yk, C, tol=float(self.tol), max_iter=max_iter)
             if self.loss == "squared_hinge" and res.at_bound:
                 raise RuntimeError("internal error: the squared-hinge dual hit its bound")
-            if self.verbose:
-                print(f"[LapSVM] dual output {k}: {res.n_iter} SMO iterations, "
-                      f"objective {res.objective:.10g}")
+            logger.info("LapSVM dual output %d: %d SMO iterations, objective %.10g", k,
+                        res.n_iter, res.objective)
             betas.append(res.beta)
             biases.append(res.bias)
             duals.append(res.objective)
@@ -279,15 +285,13 @@ class LapSVM(ManifoldClassifier):
             res = squared_hinge_pcg(problem, np.zeros(n + 1), tol=float(self.tol),
                                     max_iter=max_iter, callback=callback,
                                     verbose=int(self.verbose))
-            if self.verbose:
-                print(f"[LapSVM] primal output {k}: {res.n_iter} PCG iterations, objective "
-                      f"{res.objective:.10g}, converged={res.converged}, "
-                      f"stopped early={res.stopped_early}")
+            logger.info("LapSVM primal output %d: %d PCG iterations, objective %.10g, "
+                        "converged=%s, stopped early=%s", k, res.n_iter, res.objective,
+                        res.converged, res.stopped_early)
             if not (res.converged or res.stopped_early):
-                warnings.warn(f"LapSVM primal PCG stopped at max_iter={max_iter} with relative "
-                              f"gradient norm {res.grad_norm:.2e} > tol={self.tol:g}: raise "
-                              "max_iter, loosen tol, or use early_stopping",
-                              ConvergenceWarning, stacklevel=3)
+                report_unconverged("pcg", f"max_iter={max_iter}, relative gradient norm "
+                                          f"{res.grad_norm:.2e} > tol={self.tol:g}; or use "
+                                          "early_stopping")
             alphas.append(res.x[:-1])
             biases.append(res.x[-1])
             K_alphas.append(res.Tx)

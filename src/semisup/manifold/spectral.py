@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
-from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    ClusterMixin,
+    TransformerMixin,
+)
 from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted
 
@@ -88,7 +93,8 @@ class _RegularizedSpectralBase(KernelGraphMixin, BaseEstimator):
         _check_real(self.gamma_A, "gamma_A", positive=True)
         _check_real(self.gamma_I, "gamma_I", positive=True)
         self._check_kernel_graph_params()
-        X = check_X(X, accept_sparse=self.kernel != "precomputed", estimator=self, scale=True)
+        X = check_X(X, accept_sparse=self.kernel != "precomputed", estimator=self, reset=True,
+                    scale=True)
         n = X.shape[0]
         if n < 3:
             raise ValueError(f"n_samples={n}: need at least 3 samples")
@@ -106,7 +112,8 @@ class _RegularizedSpectralBase(KernelGraphMixin, BaseEstimator):
         return self._adjust_tags(super().__sklearn_tags__())
 
 
-class LaplacianEigenmaps(TransformerMixin, _RegularizedSpectralBase):
+class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                         _RegularizedSpectralBase):
     """Regularized Laplacian eigenmaps with an out-of-sample extension (section 5.4).
 
     The embedding coordinates are the functions ``f_k = sum_i alpha_ik K(x_i, .)`` that
@@ -169,6 +176,11 @@ class LaplacianEigenmaps(TransformerMixin, _RegularizedSpectralBase):
         """Embed new rows: ``f_k(x) = sum_i alpha_ik K(x_i, x)``."""
         check_is_fitted(self, "alphas_")
         return self._project(X)
+
+    @property
+    def _n_features_out(self) -> int:
+        """Output names ``laplacianeigenmaps0, ...`` (``get_feature_names_out``, ``set_output``)."""
+        return self.alphas_.shape[1]
 
 
 class RegularizedSpectralClustering(ClusterMixin, _RegularizedSpectralBase):

@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from semisup._validation import check_positive, check_semi_supervised, check_X
 from semisup.base import SemiSupervisedClassifierMixin
+from semisup.calibration import ProbabilityMixin
 from semisup.kernels import kernel_matrix
 from semisup.prototypes.lowrank import LAPLACIANS, NystromLaplacian, prototype_kernel
 from semisup.prototypes.pvm import resolve_gamma, resolve_prototypes
@@ -31,7 +32,7 @@ _RTOL = 1e-10
 
 def _check_fitted_X(estimator, X):
     check_is_fitted(estimator)
-    X = check_X(X, estimator=estimator)
+    X = check_X(X, estimator=estimator, reset=False)
     if X.shape[1] != estimator.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is "
                          f"expecting {estimator.n_features_in_} features as input")
@@ -186,7 +187,8 @@ class NystromLabelSpreading(SemiSupervisedClassifierMixin, ClassifierMixin, Base
 GRAPHS = ("kernel", "knn")
 
 
-class ClusterLapRLS(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
+class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierMixin,
+                    BaseEstimator):
     """Cluster-based LapRLS ("CB-LapRLS", Section V-C of the PVM paper).
 
     :class:`semisup.manifold.LapRLS` trained on the ``l`` labeled rows plus ``m`` k-means
@@ -212,6 +214,9 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimato
     prototypes : {'kmeans', 'minibatch', 'random'} or array, default='kmeans'
     kmeans_max_iter : int, default=5
     random_state : int, RandomState or None
+    probability : bool, default=False
+        Enable ``predict_proba`` (Platt sigmoids fitted on cross-validated decision values
+        of the labeled rows, :mod:`semisup.calibration`; costs 5 extra fits).
 
     Attributes
     ----------
@@ -223,7 +228,7 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimato
     def __init__(self, gamma_A: float = 1e-2, gamma_I: float = 1.0, n_prototypes="auto",
                  gamma: float | None = None, graph: str = "kernel", n_neighbors: int = 6,
                  laplacian: str = "unnormalized", prototypes="kmeans",
-                 kmeans_max_iter: int = 5, random_state=None):
+                 kmeans_max_iter: int = 5, random_state=None, probability: bool = False):
         self.gamma_A = gamma_A
         self.gamma_I = gamma_I
         self.n_prototypes = n_prototypes
@@ -234,6 +239,7 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimato
         self.prototypes = prototypes
         self.kmeans_max_iter = kmeans_max_iter
         self.random_state = random_state
+        self.probability = probability
 
     def fit(self, X, y):
         """Fit LapRLS on the labeled rows and the k-means centres of all rows."""
@@ -269,6 +275,7 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimato
         self.transduction_ = _transduction(
             data, data.classes[model.predict(X[data.unlabeled])] if data.unlabeled.size
             else np.empty(0, dtype=data.classes.dtype))
+        self._fit_probability(X, y)
         return self
 
     def decision_function(self, X) -> np.ndarray:

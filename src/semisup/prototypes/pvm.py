@@ -15,8 +15,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from semisup._logging import get_logger, verbosity
 from semisup._validation import check_positive, check_semi_supervised, check_X
 from semisup.base import SemiSupervisedClassifierMixin
+from semisup.calibration import ProbabilityMixin
 from semisup.kernels import default_gamma
 from semisup.prototypes.lowrank import LAPLACIANS, check_n_nearest, prototype_kernel, sparsify_rows
 from semisup.prototypes.problem import LOSSES, REGULARIZERS, PrototypeGraph, check_graph_scale
@@ -66,7 +68,11 @@ def class_targets(data) -> np.ndarray:
     return np.where(data.y_index[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
 
 
-class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
+logger = get_logger(__name__)
+
+
+class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierMixin,
+                             BaseEstimator):
     """Prototype vector machine (PVM) for large-scale graph-based semi-supervised learning.
 
     The decision function is ``f(x) = sum_j f_vj K(x, v_j) (+ b)`` (eqs. 15-16) over ``m``
@@ -132,7 +138,10 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ClassifierMixin, Bas
     random_state : int, RandomState or None
         Seeds k-means.
     verbose : bool, default=False
-        Print the time of each stage.
+        Log the time of each stage (INFO level of the ``semisup.prototypes.pvm`` logger).
+    probability : bool, default=False
+        Enable ``predict_proba`` (Platt sigmoids fitted on cross-validated decision values
+        of the labeled rows, :mod:`semisup.calibration`; costs 5 extra fits).
 
     Attributes
     ----------
@@ -182,7 +191,8 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ClassifierMixin, Bas
                  laplacian: str = "normalized", graph_scale="auto",
                  gamma: float | None = None, n_nearest_prototypes: int | None = None,
                  prototypes="kmeans", kmeans_max_iter: int = 5, fit_intercept: bool = False,
-                 tol: float = 1e-3, random_state=None, verbose: bool = False):
+                 tol: float = 1e-3, random_state=None, verbose: bool = False,
+                 probability: bool = False):
         self.loss = loss
         self.n_prototypes = n_prototypes
         self.C1 = C1
@@ -198,6 +208,7 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ClassifierMixin, Bas
         self.tol = tol
         self.random_state = random_state
         self.verbose = verbose
+        self.probability = probability
 
     # ------------------------------------------------------------------ validation
 
@@ -219,8 +230,7 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ClassifierMixin, Bas
         check_graph_scale(self.graph_scale)
 
     def _log(self, msg: str) -> None:
-        if self.verbose:
-            print(f"[{type(self).__name__}] {msg}")
+        logger.info("%s: %s", type(self).__name__, msg)
 
     # ------------------------------------------------------------------ fitting
 
@@ -236,6 +246,12 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ClassifierMixin, Bas
         -------
         self
         """
+        with verbosity(self.verbose):
+            data = self._fit(X, y)
+            self._fit_probability(data.X, y)
+        return self
+
+    def _fit(self, X, y):
         data = check_semi_supervised(X, y, require_unlabeled=True, estimator=self)
         self._check_params()
         rng = check_random_state(self.random_state)
@@ -279,7 +295,7 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ClassifierMixin, Bas
             scores = np.asarray(graph.H[data.unlabeled] @ F) + b
             transduction[data.unlabeled] = self._labels(scores)
         self.transduction_ = transduction
-        return self
+        return data
 
     # ------------------------------------------------------------------ prediction
 
@@ -292,7 +308,7 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ClassifierMixin, Bas
         """``K(x, V) f_v + b``: shape (n,) for two classes (positive: ``classes_[1]``),
         (n, n_classes) otherwise.  ``O(m d)`` per point."""
         check_is_fitted(self)
-        X = check_X(X, estimator=self)
+        X = check_X(X, estimator=self, reset=False)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input")

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import contextlib
 
-import numba
 import numpy as np
-from numba import njit, prange
-from threadpoolctl import ThreadpoolController
+
+from semisup._accel import njit, prange
 
 # Below this many stored entries a serial loop wins: a parallel region costs a thread
 # hand-off (microseconds on an idle machine, milliseconds when the cores are busy), and
@@ -139,6 +138,8 @@ def chunk_bounds(indptr: np.ndarray, rows: np.ndarray, n_chunks: int) -> np.ndar
 
 def n_threads() -> int:
     """Threads numba will use for the parallel kernels."""
+    import numba
+
     return int(numba.get_num_threads())
 
 
@@ -155,6 +156,8 @@ def sparse_solver_threads(sparse: bool):
         return contextlib.nullcontext()
     global _CONTROLLER
     if _CONTROLLER is None:  # scanning the loaded libraries costs ~1 ms: do it once
+        from threadpoolctl import ThreadpoolController
+
         _CONTROLLER = ThreadpoolController()
     return _CONTROLLER.limit(limits=1, user_api="blas")
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from semisup._accel import njit, use_compiled_vectors
 from semisup.solvers.preconditioners import Diagonal, make_preconditioner
 
 
@@ -150,22 +150,38 @@ def cgls(A, cost: np.ndarray, target: np.ndarray, reg, x0: np.ndarray | None = N
     p = s.copy()
     Cq = np.empty(A.shape[0])
     threshold = (tol * b_norm) ** 2
+    # small systems: numpy's vector operations (no numba import, no compilation)
+    compiled = use_compiled_vectors(max(A.shape))
     it = 0
     while omega > threshold and it < max_iter:
         q = A.matvec(p)
         Rp = reg.matvec(p)
-        curvature = _curvature(p, Rp, q, cost, Cq)
+        if compiled:
+            curvature = _curvature(p, Rp, q, cost, Cq)
+        else:
+            np.multiply(cost, q, out=Cq)
+            curvature = float(p @ Rp) + float(q @ Cq)
         if curvature <= 0.0:  # R + A^T C A is singular along p: nothing left to gain
             break
         gamma = rho / curvature
-        _update(gamma, p, Rp, Cq, x, Rx, z)
+        if compiled:
+            _update(gamma, p, Rp, Cq, x, Rx, z)
+        else:
+            x += gamma * p
+            Rx += gamma * Rp
+            z -= gamma * Cq
         r = A.rmatvec(z)
-        if inverse is not None:
+        if compiled and inverse is not None:
             rho_new, omega = _next_direction_diagonal(r, Rx, inverse, p, rho)
         else:
             r -= Rx
             s = r if M is None else M(r)
-            rho_new, omega = _next_direction(r, s, p, rho)
+            if compiled:
+                rho_new, omega = _next_direction(r, s, p, rho)
+            else:
+                rho_new, omega = float(r @ s), float(r @ r)
+                p *= rho_new / rho
+                p += s
         rho = rho_new
         it += 1
     return CGLSResult(x=x, n_iter=it, converged=omega <= threshold,

@@ -24,14 +24,16 @@ the fast route for the supervised fit when the regulariser is the plain ridge.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
+from semisup._accel import njit
+from semisup._logging import get_logger
 from semisup.losses import HingeTerms
 from semisup.solvers._kernels import row_axpy, row_dot
+
+logger = get_logger(__name__)
 
 
 @dataclass
@@ -186,7 +188,7 @@ def l2svm_dual_cd(A, terms: HingeTerms, lam: float, tol: float = 1e-6,
     random_state : int
         Seed of the coordinate order.
     verbose : int
-        Print the gap after every round to stderr when > 1.
+        Log the gap after every round (DEBUG, logger ``semisup.solvers.dcd``) when > 1.
 
     Returns
     -------
@@ -196,6 +198,9 @@ def l2svm_dual_cd(A, terms: HingeTerms, lam: float, tol: float = 1e-6,
         raise ValueError("l2svm_dual_cd needs a sparse design; use l2svm_mfn for dense data")
     if lam <= 0:
         raise ValueError(f"lam must be > 0 for the dual solver, got {lam}")
+    if terms.margin is not None:
+        raise ValueError("l2svm_dual_cd supports margin-1 terms only: use l2svm_mfn for terms "
+                         "with margins")
     term_rows = np.arange(terms.y.size) if terms.rows is None else terms.rows
     keep = np.flatnonzero(terms.cost > 0)
     rows = A.rows[term_rows[keep]]
@@ -223,8 +228,8 @@ def l2svm_dual_cd(A, terms: HingeTerms, lam: float, tol: float = 1e-6,
         history.append(f)
         gap = (f - g) / max(abs(f), 1e-300)
         if verbose > 1:
-            print(f"  dcd epochs={epochs} eps={eps:.1e} f={f:.10g} gap={gap:.2e} "
-                  f"active={int(state[0])}", file=sys.stderr)
+            logger.debug("dcd epochs=%d eps=%.1e f=%.10g gap=%.2e active=%d", epochs, eps, f,
+                         gap, int(state[0]))
         if gap <= tol or epochs >= max_epochs:
             break
         if at_eps:

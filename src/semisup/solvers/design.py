@@ -12,6 +12,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+try:  # scipy's compiled CSR products, without the per-call checks of ``@`` (small problems)
+    from scipy.sparse._sparsetools import csc_matvec as _csc_matvec
+    from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
+except ImportError:  # pragma: no cover - private module moved: use the public operator
+    _csr_matvec = _csc_matvec = None
+
+from semisup._accel import use_compiled
 from semisup.solvers import _kernels
 
 
@@ -29,7 +36,12 @@ class Design:
     rows : ndarray of int, optional
         Row subset (sorted, unique); all rows when omitted.
     parallel : bool or None
-        Use the multi-threaded kernels; ``None`` decides from the number of non-zeros.
+        Use the multi-threaded (True) or serial (False) compiled kernels; ``None`` decides
+        from the number of non-zeros.
+
+    Sparse data with fewer non-zeros than :data:`semisup._accel.COMPILE_MIN_SIZE` is
+    multiplied by scipy.sparse on a row slice made once per restriction (no numba), larger
+    data by the compiled kernels on the index arrays (no copy).
     """
 
     def __init__(self, X, fit_intercept: bool = True, intercept_scaling: float = 1.0,
@@ -45,8 +57,11 @@ class Design:
             self._indptr, self._data = X.indptr, X.data
             self._indices = X.indices.view(np.uint32 if X.indices.dtype == np.int32
                                            else np.uint64)
+            # an explicit ``parallel`` asks for the compiled kernels whatever the size
+            self._compiled = use_compiled(X.nnz) or parallel is not None
         else:
             X = np.ascontiguousarray(X, dtype=np.float64)
+            self._compiled = False  # BLAS does the products
         self.X = X
         self.sparse = sp.issparse(X)
         self.fit_intercept = bool(fit_intercept)
@@ -61,11 +76,14 @@ class Design:
         self.n_rows = self.rows.shape[0]
         self._dense_block = None
         self._bounds = None
+        self._sub = None
         if self.sparse:
             nnz = int((self._indptr[self.rows + 1] - self._indptr[self.rows]).sum())
             self.nnz = nnz
             par = self._parallel
-            if par is None:
+            if not self._compiled:
+                par = False
+            elif par is None:
                 par = nnz >= _kernels.PARALLEL_MIN_NNZ and _kernels.n_threads() > 1
             self._par = bool(par)
             if self._par:
@@ -86,6 +104,14 @@ class Design:
         new._set_rows(self.rows[np.asarray(subset, dtype=np.int64)])
         return new
 
+    def _rows_csr(self):
+        """The operator's rows as a CSR matrix (numpy path; sliced once, on first use)."""
+        if self._sub is None:
+            whole = self.n_rows == self.X.shape[0] and bool(
+                np.all(self.rows == np.arange(self.n_rows)))
+            self._sub = self.X if whole else self.X[self.rows]
+        return self._sub
+
     @property
     def shape(self) -> tuple[int, int]:
         return (self.n_rows, self.n_weights)
@@ -95,7 +121,15 @@ class Design:
         if out is None:
             out = np.empty(self.n_rows)
         wf = w[: self.n_features]
-        if self.sparse:
+        if self.sparse and not self._compiled:
+            sub = self._rows_csr()
+            if _csr_matvec is None:
+                out[:] = sub @ wf
+            else:
+                out[:] = 0.0
+                _csr_matvec(sub.shape[0], sub.shape[1], sub.indptr, sub.indices, sub.data,
+                            np.ascontiguousarray(wf), out)
+        elif self.sparse:
             _kernels.csr_rows_matvec(self._indptr, self._indices, self._data, self.rows,
                                      np.ascontiguousarray(wf), out, self._par)
         else:
@@ -109,7 +143,15 @@ class Design:
         """``X_rows^T q`` (with the bias component last)."""
         out = np.empty(self.n_weights)
         head = out[: self.n_features]
-        if self.sparse:
+        if self.sparse and not self._compiled:
+            sub = self._rows_csr()
+            if _csc_matvec is None:
+                head[:] = sub.T @ q
+            else:  # CSR rows read as the CSC columns of the transpose
+                head[:] = 0.0
+                _csc_matvec(sub.shape[1], sub.shape[0], sub.indptr, sub.indices, sub.data,
+                            np.ascontiguousarray(q, dtype=np.float64), head)
+        elif self.sparse:
             _kernels.csr_rows_rmatvec(self._indptr, self._indices, self._data, self.rows,
                                       np.ascontiguousarray(q, dtype=np.float64), head,
                                       self._bounds)
@@ -125,7 +167,11 @@ class Design:
         out = np.empty(self.n_weights)
         head = out[: self.n_features]
         c = np.ascontiguousarray(c, dtype=np.float64)
-        if self.sparse:
+        if self.sparse and not self._compiled:
+            sub = self._rows_csr()
+            head[:] = np.bincount(sub.indices, weights=np.repeat(c, np.diff(sub.indptr))
+                                  * sub.data ** 2, minlength=self.n_features)
+        elif self.sparse:
             _kernels.csr_rows_weighted_sq_colsum(self._indptr, self._indices, self._data,
                                                  self.rows, c, head)
         else:
@@ -137,7 +183,11 @@ class Design:
 
     def row_sq_norms(self) -> np.ndarray:
         """``||x_i||^2`` of every row of the operator (the constant column included)."""
-        if self.sparse:
+        if self.sparse and not self._compiled:
+            sub = self._rows_csr()
+            out = np.bincount(np.repeat(np.arange(self.n_rows), np.diff(sub.indptr)),
+                              weights=sub.data ** 2, minlength=self.n_rows)
+        elif self.sparse:
             out = _kernels.csr_rows_sq_norms(self._indptr, self._data, self.rows)
         else:
             block = self.X if self._dense_block is None else self._dense_block

@@ -14,7 +14,8 @@ the first of a few probe steps (1, 1.125, 1.5, 2, 4) where ``phi' >= 0`` are col
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from semisup._accel import njit, use_compiled_vectors
 
 # phi' is evaluated at these steps in the first pass; break points beyond the first one
 # where phi' >= 0 cannot matter.  Exact Newton steps give 1; the loose first pass of MFN and
@@ -23,7 +24,7 @@ _PROBES = np.array([1.0, 1.125, 1.5, 2.0, 4.0])
 
 
 @njit(cache=True, nogil=True)
-def _break_points(o, ob, rows, y, c, reg_cross, reg_curv, probes):
+def _break_points(o, ob, rows, y, c, reg_cross, reg_curv, probes, m):
     """Slope and intercept of ``phi'`` at 0 and the break points that matter, one pass each.
 
     ``rows[i]`` is the data row of term ``i`` (``rows`` empty: term ``i`` uses row ``i``).
@@ -33,50 +34,56 @@ def _break_points(o, ob, rows, y, c, reg_cross, reg_curv, probes):
     near a Newton step that is the few terms whose activity differs between ``w`` and
     ``w_bar``, not every term ahead, whose sort cost more than the rest of the search.
     """
-    m = y.shape[0]
+    n_terms = y.shape[0]
     mapped = rows.shape[0] > 0
+    shifted = m.shape[0] > 0
     slope = reg_curv
     intercept = reg_cross
     deriv = reg_cross + reg_curv * probes  # phi' at the probes
-    for i in range(m):
+    for i in range(n_terms):
         r = rows[i] if mapped else i
         d = ob[r] - o[r]
         if c[i] <= 0.0 or d == 0.0:
             continue
-        if y[i] * o[r] < 1.0:
+        mi = m[i] if shifted else 1.0
+        t = y[i] * mi  # the term's target: y_i^2 = 1
+        if y[i] * o[r] < mi:
             slope += c[i] * d * d
-            intercept += c[i] * (o[r] - y[i]) * d
+            intercept += c[i] * (o[r] - t) * d
         for p in range(probes.shape[0]):
             od = o[r] + probes[p] * d
-            if y[i] * od < 1.0:
-                deriv[p] += c[i] * (od - y[i]) * d
+            if y[i] * od < mi:
+                deriv[p] += c[i] * (od - t) * d
     limit = np.inf
     for p in range(probes.shape[0]):
         if deriv[p] >= 0.0:
             limit = probes[p]
             break
     size = 0
-    for i in range(m):
+    for i in range(n_terms):
         r = rows[i] if mapped else i
         d = ob[r] - o[r]
-        if c[i] > 0.0 and d != 0.0 and 0.0 < (y[i] - o[r]) / d <= limit:
+        t = y[i] * (m[i] if shifted else 1.0)
+        if c[i] > 0.0 and d != 0.0 and 0.0 < (t - o[r]) / d <= limit:
             size += 1
     bp = np.empty(size)
     dslope = np.empty(size)
     dint = np.empty(size)
     k = 0
-    for i in range(m):
+    for i in range(n_terms):
         r = rows[i] if mapped else i
         d = ob[r] - o[r]
         if c[i] <= 0.0 or d == 0.0:
             continue
-        b = (y[i] - o[r]) / d
+        mi = m[i] if shifted else 1.0
+        t = y[i] * mi
+        b = (t - o[r]) / d
         if 0.0 < b <= limit:
             # an active term leaves the set at its break point, an inactive one enters
-            sign = -1.0 if y[i] * o[r] < 1.0 else 1.0
+            sign = -1.0 if y[i] * o[r] < mi else 1.0
             bp[k] = b
             dslope[k] = sign * c[i] * d * d
-            dint[k] = sign * c[i] * (o[r] - y[i]) * d
+            dint[k] = sign * c[i] * (o[r] - t) * d
             k += 1
     return slope, intercept, bp, dslope, dint
 
@@ -96,9 +103,47 @@ def _walk(slope, intercept, bp, dslope, dint, order):
     return -intercept / slope
 
 
+def _break_points_numpy(o, ob, rows, y, c, reg_cross, reg_curv, probes, m):
+    """:func:`_break_points` in numpy (small problems: no compilation)."""
+    if rows.shape[0] > 0:
+        o, ob = o[rows], ob[rows]
+    d = ob - o
+    keep = (c > 0.0) & (d != 0.0)
+    m = np.ones(y.shape[0]) if m.shape[0] == 0 else m
+    o, d, y, c, m = o[keep], d[keep], y[keep], c[keep], m[keep]
+    t = y * m  # the terms' targets (y_i^2 = 1)
+    act = y * o < m
+    slope = reg_curv + float(np.sum(c[act] * d[act] * d[act]))
+    intercept = reg_cross + float(np.sum(c[act] * (o[act] - t[act]) * d[act]))
+    od = o + probes[:, None] * d
+    deriv = reg_cross + reg_curv * probes + np.sum(
+        np.where(y * od < m, c * (od - t) * d, 0.0), axis=1)
+    nonneg = np.flatnonzero(deriv >= 0.0)
+    limit = probes[nonneg[0]] if nonneg.size else np.inf
+    b = (t - o) / d
+    sel = (b > 0.0) & (b <= limit)
+    sign = np.where(act[sel], -1.0, 1.0)
+    return (slope, intercept, b[sel], sign * c[sel] * d[sel] ** 2,
+            sign * c[sel] * (o[sel] - t[sel]) * d[sel])
+
+
+def _walk_numpy(slope, intercept, bp, dslope, dint, order):
+    """:func:`_walk` in numpy: slope and intercept after each break point by cumulative sums."""
+    bp = bp[order]
+    slopes = slope + np.concatenate(([0.0], np.cumsum(dslope[order])))
+    intercepts = intercept + np.concatenate(([0.0], np.cumsum(dint[order])))
+    crossed = np.flatnonzero(intercepts[:-1] + slopes[:-1] * bp >= 0.0)
+    k = int(crossed[0]) if crossed.size else bp.size
+    prev = bp[k - 1] if k > 0 else 0.0
+    if slopes[k] <= 0.0:
+        return prev
+    return -intercepts[k] / slopes[k]
+
+
 def exact_line_search(outputs: np.ndarray, outputs_bar: np.ndarray, y: np.ndarray,
                       cost: np.ndarray, reg_cross: float, reg_curv: float,
-                      rows: np.ndarray | None = None) -> float:
+                      rows: np.ndarray | None = None,
+                      margin: np.ndarray | None = None) -> float:
     """Minimiser ``delta >= 0`` of eq. 5 of the SVMlin paper.
 
     Parameters
@@ -115,6 +160,9 @@ def exact_line_search(outputs: np.ndarray, outputs_bar: np.ndarray, y: np.ndarra
         ``w^T R (w_bar - w)`` and ``(w_bar - w)^T R (w_bar - w)``.
     rows : ndarray of int of shape (m,), optional
         Data row of each term (no per-term copy of the outputs is made).
+    margin : ndarray of shape (m,), optional
+        Margin ``m_i`` of each term, whose loss is ``max(0, m_i - y_i o_i)^2``; 1 when
+        omitted (see :class:`semisup.losses.HingeTerms`).
 
     Returns
     -------
@@ -122,10 +170,13 @@ def exact_line_search(outputs: np.ndarray, outputs_bar: np.ndarray, y: np.ndarra
         The exact minimiser of ``phi`` over ``delta >= 0``.
     """
     rows = np.empty(0, dtype=np.int64) if rows is None else rows
-    slope, intercept, bp, dslope, dint = _break_points(
+    margin = np.empty(0) if margin is None else np.asarray(margin, dtype=np.float64)
+    compiled = use_compiled_vectors(len(y))
+    slope, intercept, bp, dslope, dint = (_break_points if compiled else _break_points_numpy)(
         np.asarray(outputs, dtype=np.float64), np.asarray(outputs_bar, dtype=np.float64),
         rows, np.asarray(y, dtype=np.float64), np.asarray(cost, dtype=np.float64),
-        float(reg_cross), float(reg_curv), _PROBES)
+        float(reg_cross), float(reg_curv), _PROBES, margin)
     if intercept >= 0.0:  # phi is non-decreasing from delta = 0
         return 0.0
-    return float(_walk(slope, intercept, bp, dslope, dint, np.argsort(bp, kind="stable")))
+    walk = _walk if compiled else _walk_numpy
+    return float(walk(slope, intercept, bp, dslope, dint, np.argsort(bp, kind="stable")))

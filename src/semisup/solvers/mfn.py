@@ -9,18 +9,21 @@ the Newton point equals the one used to compute it, that point is the minimiser.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from semisup._logging import get_logger, report_unconverged
 from semisup.losses import HingeTerms
 from semisup.solvers.cgls import cgls
 from semisup.solvers.line_search import exact_line_search
 from semisup.solvers.preconditioners import make_preconditioner
 
-# rebuild the CGLS preconditioner once more than this fraction of the active set has changed
+# rebuild the CGLS preconditioner once the row costs of the Newton system (zero for inactive
+# rows) have moved by more than this fraction, in l1 norm, since it was built
 REUSE_PRECONDITIONER = 0.05
+
+logger = get_logger(__name__)
 
 
 @dataclass
@@ -43,6 +46,9 @@ class MFNResult:
         Whether the finite-termination (or objective) criterion was met.
     history : list of float
         Objective after each Newton iteration (non-increasing).
+    preconditioner : tuple or None
+        The last CGLS preconditioner and the row costs it was built for; pass it as
+        ``preconditioner0`` to a following call on the same operator.
     """
 
     w: np.ndarray
@@ -52,12 +58,20 @@ class MFNResult:
     n_cg_iter: int
     converged: bool
     history: list = field(default_factory=list)
+    preconditioner: tuple | None = field(default=None, repr=False)
+
+    def __getstate__(self):
+        # the preconditioner is a closure over a factor: working state, not part of the model
+        state = dict(self.__dict__)
+        state["preconditioner"] = None
+        return state
 
 
 def l2svm_mfn(A, terms: HingeTerms, reg, w0: np.ndarray | None = None,
               outputs0: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 50,
               max_cg_iter: int = 10_000, loose_tol: float = 1e-2, loose_cg_iter: int = 10,
-              obj_rtol: float = 1e-9, precondition="auto", verbose: int = 0) -> MFNResult:
+              obj_rtol: float = 1e-9, precondition="auto", preconditioner0: tuple | None = None,
+              verbose: int = 0) -> MFNResult:
     """Minimise eq. 2 by the modified finite Newton method.
 
     Parameters
@@ -82,9 +96,13 @@ def l2svm_mfn(A, terms: HingeTerms, reg, w0: np.ndarray | None = None,
         Also stop when the objective decreases by less than this, relatively.
     precondition : {"auto", "jacobi", "sketch"} or bool
         CGLS preconditioner (:func:`~semisup.solvers.preconditioners.make_preconditioner`);
-        it is rebuilt only when more than 5% of the active set has changed since.
+        it is rebuilt only when the row costs of the Newton system (eq. 4; zero for rows
+        outside the active set) have moved by more than 5% (l1) since it was built.
+    preconditioner0 : tuple, optional
+        ``MFNResult.preconditioner`` of a previous call on the same operator (TSVM rounds,
+        DA w-steps): reused under the same rule.
     verbose : int
-        Print one line per Newton iteration to stderr when > 1.
+        Log one line per Newton iteration (DEBUG, ``semisup.solvers.mfn``) when > 1.
 
     Returns
     -------
@@ -102,18 +120,21 @@ def l2svm_mfn(A, terms: HingeTerms, reg, w0: np.ndarray | None = None,
     n_cg = 0
     converged = False
     it = 0
-    M, M_active = None, None
+    M, M_cost = (None, None) if preconditioner0 is None else preconditioner0
+    row_cost = np.zeros(A.shape[0])
     while it < max_iter:
         it += 1
         cg_tol, cg_max = (loose_tol, loose_cg_iter) if loose else (tol, max_cg_iter)
         active = terms.active(o)
         rows, cost, target = terms.newton_system(active)
         A_j = A.restrict(rows)
-        if M is None or np.count_nonzero(active != M_active) > REUSE_PRECONDITIONER * \
-                max(rows.size, 1):
-            # the Hessian of eq. 4 changes only by the rows entering or leaving the active
-            # set: a preconditioner built for a nearby active set still serves
-            M, M_active = make_preconditioner(precondition, A_j, cost, reg), active
+        row_cost[:] = 0.0
+        row_cost[rows] = cost
+        if M is None or M_cost.shape != row_cost.shape or \
+                np.abs(row_cost - M_cost).sum() > REUSE_PRECONDITIONER * M_cost.sum():
+            # the Hessian of eq. 4 changes only through the row costs (rows entering or
+            # leaving the active set, DA's beliefs): one built for nearby costs still serves
+            M, M_cost = make_preconditioner(precondition, A_j, cost, reg), row_cost.copy()
         res = cgls(A_j, cost, target, reg, x0=w, tol=cg_tol, max_iter=cg_max,
                    precondition=False if M is None else M)
         n_cg += res.n_iter
@@ -134,18 +155,21 @@ def l2svm_mfn(A, terms: HingeTerms, reg, w0: np.ndarray | None = None,
         step = w_bar - w
         Rstep = reg.matvec(step)
         delta = exact_line_search(o, o_bar, terms.y, terms.cost, float(w @ Rstep),
-                                  float(step @ Rstep), rows=terms.rows)
+                                  float(step @ Rstep), rows=terms.rows, margin=terms.margin)
         w += delta * step
         o += delta * (o_bar - o)
         f_new = reg.value(w) + terms.value(o)
         history.append(f_new)
         if verbose > 1:
-            print(f"  mfn it={it} f={f_new:.10g} delta={delta:.3g} |j|={rows.size} "
-                  f"cg={res.n_iter}", file=sys.stderr)
+            logger.debug("mfn it=%d f=%.10g delta=%.3g |j|=%d cg=%d", it, f_new, delta,
+                         rows.size, res.n_iter)
         if not loose and f - f_new <= obj_rtol * abs(f_new):
             converged = True
             break
         f = f_new
     o = A.matvec(w)  # drop the round-off accumulated by the output updates
+    if not converged:
+        report_unconverged("mfn", f"Newton max_iter={max_iter}")
     return MFNResult(w=w, outputs=o, objective=reg.value(w) + terms.value(o), n_iter=it,
-                     n_cg_iter=n_cg, converged=converged, history=history)
+                     n_cg_iter=n_cg, converged=converged, history=history,
+                     preconditioner=None if M is None else (M, M_cost))

@@ -21,15 +21,17 @@ every other quantity (outputs, quadratic forms, preconditioned gradient) is chea
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
+from semisup._logging import get_logger
 from semisup.losses import squared_hinge
 from semisup.solvers.line_search import exact_line_search
+
+logger = get_logger(__name__)
 
 # ----------------------------------------------------------------------------------------
 # linear PCG
@@ -190,7 +192,7 @@ def squared_hinge_pcg(problem: SquaredHingeProblem, x0: np.ndarray, tol: float =
         ``callback(it, x, Tx) -> bool`` after every iteration; ``True`` stops the run
         (early stopping).
     verbose : int
-        Print one line per iteration to stderr when > 1.
+        Log one line per iteration (DEBUG, logger ``semisup.solvers.pcg``) when > 1.
 
     Returns
     -------
@@ -231,8 +233,8 @@ def squared_hinge_pcg(problem: SquaredHingeProblem, x0: np.ndarray, tol: float =
         f = 0.5 * problem.reg(x, Tx, x, Tx) + _loss_value(o, y, cost)
         history.append(f)
         if verbose > 1:
-            print(f"  pcg it={it} F={f:.12g} step={delta:.3g} |g|={np.sqrt(gg / gg0):.3g}",
-                  file=sys.stderr)
+            logger.debug("pcg it=%d F=%.12g step=%.3g |g|=%.3g", it, f, delta,
+                         np.sqrt(gg / gg0))
         if gg <= (tol ** 2) * gg0:
             converged = True
             break

@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import scipy.linalg as la
 import scipy.sparse as sp
 
 # "auto" uses the sketch when d is at most this and there are this many times more rows
@@ -69,6 +68,8 @@ def sketched_cholesky(A, cost: np.ndarray, reg, n_samples: int | None = None,
     random_state : int
         Seed of the row sample (fixed: solves repeat exactly).
     """
+    import scipy.linalg as la  # on demand: a tenth of a second that Jacobi users never pay
+
     n, d = A.shape
     s = min(n, n_samples or max(SKETCH_ROWS_PER_WEIGHT * d, 1000))
     importance = cost * A.row_sq_norms()

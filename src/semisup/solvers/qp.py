@@ -119,3 +119,54 @@ def _svm_dual_without_bias(G: np.ndarray, y: np.ndarray, C: float, tol: float, m
     at_bound = int(np.count_nonzero(beta >= C * (1 - 1e-12)))
     return SVMDualResult(beta=beta, bias=0.0, objective=res.objective, n_iter=res.n_iter,
                          at_bound=at_bound)
+
+
+def svm_dual_precomputed(K: np.ndarray, y: np.ndarray, C: float, tol: float = 1e-6,
+                         alpha0: np.ndarray | None = None,
+                         max_iter: int = 10_000_000) -> SVMDualResult:
+    """The SVM dual (*) on a precomputed kernel, optionally warm-started.
+
+    The reusable "SVM on a precomputed Gram matrix" of the library: without ``alpha0`` it
+    is :func:`svm_dual` (libsvm); with a feasible ``alpha0`` (``0 <= alpha0 <= C``,
+    ``y^T alpha0 = 0``, e.g. the solution for a neighbouring kernel) it runs the
+    second-order SMO of :mod:`semisup.solvers.smo` from there, which is what sequences of
+    SVMs on slowly changing kernels (multiple kernel learning, alternating methods) need.
+
+    Parameters
+    ----------
+    K : ndarray of shape (l, l)
+        Symmetric PSD kernel matrix.
+    y : ndarray of shape (l,)
+        ``+1/-1`` labels, both present.
+    C : float
+        ``> 0``.
+    tol : float
+        Maximal KKT violation at the solution (both routes use libsvm's criterion).
+    alpha0 : ndarray of shape (l,), optional
+        Warm start.
+    max_iter : int
+        SMO iteration limit of the warm-started route.
+
+    Returns
+    -------
+    SVMDualResult
+    """
+    if alpha0 is None:
+        return svm_dual(K, y, C, tol=tol)
+    from semisup.solvers.smo import smo
+
+    y = np.asarray(y, dtype=np.float64)
+    if not np.all(np.isin(y, (-1.0, 1.0))) or np.unique(y).size != 2:
+        raise ValueError("y must hold +1 and -1 labels, both present")
+    if not C > 0:
+        raise ValueError(f"C must be > 0, got {C!r}")
+    alpha0 = np.asarray(alpha0, dtype=np.float64)
+    if alpha0.shape != y.shape or abs(float(alpha0 @ y)) > 1e-6 * max(1.0, C * y.size):
+        raise ValueError("alpha0 must have the shape of y and satisfy y @ alpha0 = 0")
+    K = np.asarray(K, dtype=np.float64)
+    beta, bias, n_iter, _ = smo(K, y, C, alpha0=alpha0, tol=tol, max_iter=max_iter)
+    yb = y * beta
+    objective = float(beta.sum() - 0.5 * yb @ (K @ yb))
+    at_bound = int(np.count_nonzero(beta >= C * (1 - 1e-12)))
+    return SVMDualResult(beta=beta, bias=bias, objective=objective, n_iter=n_iter,
+                         at_bound=at_bound)

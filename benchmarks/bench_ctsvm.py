@@ -1,0 +1,278 @@
+"""Table 3.2 of the thesis (CTSVM) and Fig. 3.1 (time vs n), side by side with the peers.
+
+Transductive accuracy on the unlabeled rows, ``l`` labeled rows drawn per trial with both
+classes present.  Hyper-parameters (C and, for RBF, the width among 0.5/1/2 x the default)
+are chosen by 3-fold cross-validation of the supervised SVM on the labeled rows only
+(:class:`semisup.model_selection.LabeledStratifiedKFold`); CTSVM uses the same kernel and
+``C_l = C_u = C`` (the thesis's C_u = C_l).  Linear sets also run ``TransductiveSVM`` and
+``DeterministicAnnealingSVM`` with their default parameters (the thesis ran its peers
+with their defaults).
+
+    python benchmarks/bench_ctsvm.py --part table --trials 10
+    python benchmarks/bench_ctsvm.py --part scale
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import io
+import os
+import tarfile
+import time
+
+import numpy as np
+from _common import fmt, report, table
+
+from semisup.datasets import shared_data_dir
+from semisup.kernels import default_gamma, kernel_matrix
+from semisup.linear import DeterministicAnnealingSVM, TransductiveSVM
+from semisup.model_selection import LabeledStratifiedKFold
+from semisup.solvers.svm import fit_precomputed_svm
+from semisup.transductive import ConvexTSVM, SDPRelaxedTSVM
+
+THESIS = {"Iono": (78.55, 80.09), "Sonar": (51.76, 67.39), "Banana": (58.45, 79.51),
+          "Breast": (96.46, 97.79), "Course-m": (80.18, 92.92), "WinMac-m": (57.64, 84.82)}
+
+
+def load_uci(name):
+    from sklearn.datasets import load_svmlight_file
+    d = shared_data_dir() / "uci_small"
+    if name == "Iono":
+        X, y = load_svmlight_file(str(d / "ionosphere_scale.bz2"), n_features=34)
+        return X.toarray(), (y > 0).astype(int), "rbf"
+    if name == "Sonar":
+        raw = bz2.open(d / "sonar.csv.bz2", "rt").read().strip().splitlines()
+        X = np.array([[float(v) for v in r.split(",")[:-1]] for r in raw])
+        y = np.array([r.split(",")[-1] == "M" for r in raw]).astype(int)
+        return X, y, "rbf"
+    if name == "Breast":
+        X, y = load_svmlight_file(str(d / "breast-cancer_scale.bz2"), n_features=10)
+        X, y = X.toarray()[:, 1:], (y > 0).astype(int)
+        idx = np.random.default_rng(0).choice(len(y), 300, replace=False)   # thesis: n = 300
+        return X[idx], y[idx], "linear"
+    if name == "Banana":
+        tf = tarfile.open(shared_data_dir() / "ida_benchmarks" / "ida_benchmarks_10splits.tar.xz")
+        def arr(member):
+            return np.loadtxt(io.TextIOWrapper(tf.extractfile(member)))
+        X = arr("ida_benchmarks/banana/banana_train_data_1.asc")
+        y = arr("ida_benchmarks/banana/banana_train_labels_1.asc")
+        idx = np.random.default_rng(0).choice(len(y), 400, replace=False)    # thesis: n = 400
+        return X[idx], (y[idx] > 0).astype(int), "rbf"
+    raise KeyError(name)
+
+
+def _newsgroups(groups):
+    """Raw posts of the given 20NG groups (train + test of the bydate split)."""
+    tf = tarfile.open(shared_data_dir() / "20newsgroups_bydate" / "20news-bydate.tar.xz")
+    docs, labels = [], []
+    for m in tf.getmembers():
+        parts = m.name.split("/")
+        if m.isfile() and len(parts) == 3 and parts[1] in groups:
+            docs.append(tf.extractfile(m).read().decode("latin-1"))
+            labels.append(parts[1])
+    return docs, np.array(labels)
+
+
+def load_text(name, n, seed=0):
+    """WinMac (ms-windows.misc vs mac.hardware), IBM (ibm.pc.hardware vs the other comp.*
+    groups), Course (WebKB course vs non-course page text); TF-IDF, ``n`` random rows."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    if name == "WinMac":
+        docs, g = _newsgroups({"comp.os.ms-windows.misc", "comp.sys.mac.hardware"})
+        y = (g == "comp.sys.mac.hardware").astype(int)
+    elif name == "IBM":
+        docs, g = _newsgroups({"comp.graphics", "comp.os.ms-windows.misc",
+                               "comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware",
+                               "comp.windows.x"})
+        y = (g == "comp.sys.ibm.pc.hardware").astype(int)
+    elif name == "Course":
+        tf = tarfile.open(shared_data_dir() / "webkb_course_cotrain" /
+                          "course-cotrain-data.tar.xz")
+        docs, y = [], []
+        for m in tf.getmembers():
+            parts = m.name.split("/")
+            if m.isfile() and len(parts) == 4 and parts[1] == "fulltext":
+                docs.append(tf.extractfile(m).read().decode("latin-1"))
+                y.append(parts[2] == "course")
+        y = np.array(y, dtype=int)
+    else:
+        raise KeyError(name)
+    idx = np.random.default_rng(seed).choice(len(y), min(n, len(y)), replace=False)
+    X = TfidfVectorizer(sublinear_tf=True, min_df=2, stop_words="english").fit_transform(
+        [docs[i] for i in idx])
+    return X.tocsr(), y[idx]
+
+
+def run_text(specs, trials, offset="none"):
+    rows = []
+    for name, n, l in specs:
+        X, y = load_text(name, n)
+        res = {k: [] for k in ("SVM", "TSVM", "DA", "CTSVM", "t", "mem")}
+        for trial in range(trials):
+            lab = draw(y, l, trial)
+            ys = np.full(y.size, -1)
+            ys[lab] = y[lab]
+            unl = ys == -1
+            C = 10.0
+            Kl = (X[lab] @ X.T).toarray()
+            svm = fit_precomputed_svm(Kl[:, lab], np.where(y[lab] == 1, 1.0, -1.0), C)
+            res["SVM"].append(np.mean((svm.decision_function(Kl.T) > 0)[unl] == y[unl]))
+            t = time.perf_counter()
+            est = ConvexTSVM(C_l=C, kernel="linear", solver="lowrank", offset=offset).fit(X, ys)
+            res["t"].append(time.perf_counter() - t)
+            res["CTSVM"].append(np.mean(est.transduction_[unl] == y[unl]))
+            for key, cls in (("TSVM", TransductiveSVM), ("DA", DeterministicAnnealingSVM)):
+                m = cls().fit(X, ys)        # their defaults (lam=1e-3, lam_u=1), as the thesis
+
+                res[key].append(np.mean(m.transduction_[unl] == y[unl]))
+
+        def ms(key, res=res):
+            v = 100 * np.array(res[key])
+            return f"{v.mean():.2f} ± {v.std():.2f}" if v.size else "-"
+        rows.append([f"{name} n={n} l={l}", X.shape[1], ms("SVM"), ms("TSVM"), ms("DA"),
+                     ms("CTSVM"), fmt(float(np.median(res["t"])))])
+        print(rows[-1], flush=True)
+    return ["Text sets (TF-IDF, linear kernel, C = 10 for every method; IBM = "
+            "comp.sys.ibm.pc.hardware vs the four other comp.* groups). CTSVM by the "
+            "low-rank route on the sparse features (no n x n matrix).",
+            table(["set", "d", "SVM", "TSVM", "DA", "CTSVM (low-rank)", "CTSVM median s"],
+                  rows)]
+
+
+def draw(y, l, seed):
+    rng = np.random.default_rng(seed)
+    while True:
+        lab = rng.choice(y.size, l, replace=False)
+        if np.unique(y[lab]).size == 2 and min(np.bincount(y[lab])) >= 2:
+            return lab
+
+
+def select_svm(X, y_semi, kern):
+    """3-fold CV of the supervised SVM on the labeled rows: (C, gamma)."""
+    g0 = default_gamma(X) if kern == "rbf" else None
+    gammas = [g0 * f for f in (0.5, 1.0, 2.0)] if kern == "rbf" else [None]
+    best, best_acc = None, -1.0
+    cv = LabeledStratifiedKFold(3, shuffle=True, random_state=0)
+    for g in gammas:
+        K = kernel_matrix(X, kernel=kern, gamma=g)
+        for C in (0.1, 1.0, 10.0, 100.0):
+            accs = []
+            for tr, te in cv.split(X, y_semi):
+                tr = tr[y_semi[tr] != -1]
+                ys = np.where(y_semi[tr] == 1, 1.0, -1.0)
+                m = fit_precomputed_svm(K[np.ix_(tr, tr)], ys, C)
+                accs.append(np.mean((m.decision_function(K[np.ix_(te, tr)]) > 0)
+                                    == (y_semi[te] == 1)))
+            if np.mean(accs) > best_acc + 1e-12:
+                best, best_acc = (C, g), float(np.mean(accs))
+    return best
+
+
+def run_table(names, trials, l, offset="none"):
+    rows, rounding_rows = [], []
+    for name in names:
+        X, y, kern = load_uci(name)
+        res = {k: [] for k in ("SVM", "TSVM", "DA", "CTSVM", "CTSVM-eig", "CTSVM-svm", "t")}
+        for trial in range(trials):
+            lab = draw(y, l, trial)
+            ys = np.full(y.size, -1)
+            ys[lab] = y[lab]
+            unl = ys == -1
+            C, g = select_svm(X, ys, kern)
+            K = kernel_matrix(X, kernel=kern, gamma=g)
+            svm = fit_precomputed_svm(K[np.ix_(lab, lab)], np.where(y[lab] == 1, 1.0, -1.0), C)
+            pred = svm.decision_function(K[:, lab]) > 0
+            res["SVM"].append(np.mean(pred[unl] == y[unl]))
+            t = time.perf_counter()
+            est = ConvexTSVM(C_l=C, kernel=kern, gamma=g, solver="lowrank", offset=offset,
+                             out_of_sample="svm").fit(X, ys)
+            res["t"].append(time.perf_counter() - t)
+            res["CTSVM"].append(np.mean(est.transduction_[unl] == y[unl]))
+            eig = ConvexTSVM(C_l=C, kernel=kern, gamma=g, solver="lowrank", offset=offset,
+                             rounding="eigenvector").fit(X, ys)
+            res["CTSVM-eig"].append(np.mean(eig.transduction_[unl] == y[unl]))
+            res["CTSVM-svm"].append(np.mean(est.predict(X)[unl] == y[unl]))
+            if kern == "linear":
+                for key, cls in (("TSVM", TransductiveSVM), ("DA", DeterministicAnnealingSVM)):
+                    m = cls().fit(X, ys)    # their defaults, as the thesis ran its peers
+                    res[key].append(np.mean(m.transduction_[unl] == y[unl]))
+        def ms(key, res=res):
+            v = 100 * np.array(res[key])
+            return f"{v.mean():.2f} ± {v.std():.2f}" if v.size else "-"
+        th = THESIS.get(name, (None, None))
+        rows.append([name, X.shape[0], kern, ms("SVM"), ms("TSVM"), ms("DA"), ms("CTSVM"),
+                     f"{th[0]} / {th[1]}", fmt(float(np.median(res["t"])))])
+        rounding_rows.append([name, ms("CTSVM"), ms("CTSVM-eig"), ms("CTSVM-svm")])
+        print(rows[-1], flush=True)
+    return [f"l = {l} labeled rows per trial, {trials} trials, transductive accuracy (%) on "
+            "the unlabeled rows, mean ± std.",
+            table(["set", "n", "kernel", "SVM", "TSVM (semisup.linear)", "DA (semisup.linear)",
+                   "CTSVM (low-rank, sign)", "thesis SVM / CTSVM", "CTSVM median s"], rows),
+            "Rounding study (same fits): sign(w_u); sign of the leading eigenvector of W; "
+            "an SVM refit on the sign-rounded labels, evaluated on the unlabeled rows.",
+            table(["set", "sign", "eigenvector", "SVM refit"], rounding_rows)]
+
+
+def run_scale(sizes):
+    from semisup.datasets import load_sslbook
+    b = load_sslbook("digit1", 10)
+    rows = []
+    for n in sizes:
+        X, y = b.X[:n], (b.y[:n] > 0).astype(int)
+        lab = np.r_[np.flatnonzero(y == 0)[:10], np.flatnonzero(y == 1)[:10]]
+        ys = np.full(n, -1)
+        ys[lab] = y[lab]
+        row = [n]
+        objs = {}
+        for key, make in (("lowrank", lambda: ConvexTSVM(C_l=10, solver="lowrank",
+                                                         offset="none")),
+                          ("scs", lambda: ConvexTSVM(C_l=10, solver="scs", max_exact=10**6,
+                                                     offset="none")),
+                          ("rtsvm", lambda: SDPRelaxedTSVM(C=10, solver="scs", max_n=10**6))):
+            limit = {"lowrank": 10**9, "scs": 100, "rtsvm": 40}[key]
+            if n > limit:
+                row.append("-")
+                continue
+            t = time.perf_counter()
+            est = make().fit(X, ys)
+            row.append(fmt(time.perf_counter() - t))
+            objs[key] = est.objective_
+            if key == "lowrank":
+                cert = (est.lmi_min_eig_, est.fit_results_["gap"], est.fit_results_["rank"])
+        gap = (objs["scs"] - objs["lowrank"]) / objs["scs"] if "scs" in objs else None
+        row += [fmt(cert[0]), fmt(cert[1]), cert[2], fmt(gap) if gap is not None else "-"]
+        rows.append(row)
+        print(row, flush=True)
+    return ["Fig. 3.1 analogue on Digit1 (SSL book, first n rows, l = 20), seconds per fit.",
+            table(["n", "CTSVM low-rank", "CTSVM exact (SCS)", "RTSVM (SCS)",
+                   "LMI min eig", "rel. gap", "rank", "(SCS - lowrank)/SCS objective"], rows)]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--part", choices=("table", "scale", "text"), default="table")
+    ap.add_argument("--text", default="WinMac:300:20,Course:300:20,IBM:300:20")
+    ap.add_argument("--offset", default="none", help="ConvexTSVM offset ('none' or 'prior')")
+    ap.add_argument("--name", default=None, help="results file name")
+    ap.add_argument("--trials", type=int, default=10)
+    ap.add_argument("--sets", default="Iono,Sonar,Banana,Breast")
+    ap.add_argument("--sizes", default="40,100,200,400,800,1500")
+    args = ap.parse_args()
+    load = f"Machine load (uptime) at start: {os.getloadavg()}"
+    if args.part == "table":
+        sections = run_table(args.sets.split(","), args.trials, 20, args.offset)
+        report(args.name or "ctsvm_table", f"CTSVM, thesis Table 3.2 (UCI/IDA rows), offset="
+               f"{args.offset}", [load, *sections])
+    elif args.part == "text":
+        specs = [(a, int(b), int(c)) for a, b, c in (t.split(":") for t in args.text.split(","))]
+        sections = run_text(specs, args.trials, args.offset)
+        report(args.name or "ctsvm_text", f"CTSVM, thesis Table 3.2 (text rows), offset="
+               f"{args.offset}", [load, *sections])
+    else:
+        sections = run_scale([int(s) for s in args.sizes.split(",")])
+        report("ctsvm_scale", "CTSVM time vs n (Fig. 3.1 analogue)", [load, *sections])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""``fit`` of the linear estimators on a :class:`~semisup.distributed.DistributedDesign`.
+
+Reached from :meth:`semisup.linear._base.LinearSemiSupervisedClassifier.fit` when ``X`` is
+a distributed design, so the estimators keep one API.  Sets the same fitted attributes as
+the single-machine fit.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from semisup.distributed import _solvers
+from semisup.distributed.design import DistributedLabels, WorkerLostError
+
+logger = logging.getLogger("semisup.distributed")
+
+
+def fit_distributed(estimator, design, y=None, sample_weight=None):
+    """Fit ``estimator`` (L2SVM, TransductiveSVM or DeterministicAnnealingSVM) on ``design``.
+
+    A worker lost during the fit makes the design reload its partitions and the fit start
+    over (at most ``design.max_restarts`` times); the estimator is only updated by a fit that
+    ran to its end, so a failure never leaves a partial answer behind.
+    """
+    from semisup.linear.da import DeterministicAnnealingSVM
+    from semisup.linear.svm import L2SVM
+    from semisup.linear.tsvm import TransductiveSVM
+
+    name = type(estimator).__name__
+    if not isinstance(estimator, (L2SVM, TransductiveSVM, DeterministicAnnealingSVM)):
+        raise ValueError(f"X: a DistributedDesign can be fitted by L2SVM, TransductiveSVM and "
+                         f"DeterministicAnnealingSVM, not {name}; pass a matrix instead")
+    if y is not None and not (isinstance(y, DistributedLabels) and y.design is design):
+        raise ValueError("y: the labels of a DistributedDesign travel with its rows; call "
+                         "fit(design, design.labels) or fit(design, None)")
+    if sample_weight is not None:
+        raise ValueError("sample_weight is not supported with a DistributedDesign; use "
+                         "cost_positive/cost_negative or pass a matrix")
+    estimator._validate_params()
+    estimator._validate_params_common()
+    if getattr(estimator, "gamma_I", 0.0):
+        raise ValueError(f"gamma_I: {name} on a DistributedDesign has no graph term; set "
+                         f"gamma_I=0 or pass a matrix")
+    if isinstance(estimator, L2SVM) and estimator.solver not in ("auto", "mfn"):
+        raise ValueError(f"solver={estimator.solver!r} is not available on a DistributedDesign "
+                         f"(dual coordinate descent is sequential): use solver='mfn' or 'auto'")
+    for attempt in range(design.max_restarts + 1):
+        try:
+            fitted = _fit(estimator, design)
+            break
+        except WorkerLostError as exc:
+            if attempt == design.max_restarts:
+                raise WorkerLostError(
+                    f"{name}.fit: {exc}; gave up after {design.max_restarts} restart(s) — "
+                    f"no result was stored") from exc
+            logger.warning("%s.fit: %s; reloading the partitions and starting over", name, exc)
+            design.restart()
+    for key, value in fitted.items():
+        setattr(estimator, key, value)
+    return estimator
+
+
+def _fit(est, dd) -> dict:
+    from semisup.linear.da import DeterministicAnnealingSVM
+    from semisup.linear.svm import L2SVM
+    from semisup.linear.tsvm import TransductiveSVM
+
+    classes = dd.classes
+    if classes.size < 2:
+        raise ValueError(f"y contains {classes.size} class among its labeled rows; at least 2 "
+                         f"are needed")
+    if isinstance(est, (TransductiveSVM, DeterministicAnnealingSVM)) and dd.n_unlabeled == 0:
+        raise ValueError("y has no unlabeled rows (-1): a semi-supervised fit needs some")
+    n_weights = dd.n_features + int(est.fit_intercept)
+    dd._call("prepare", bool(est.fit_intercept), float(est.intercept_scaling), classes,
+             dd._unl_offsets)
+    positives = [1] if classes.size == 2 else list(range(classes.size))
+    mfn_options = dict(tol=est.tol, max_iter=est.max_iter or 50, max_cg_iter=est.max_cg_iter)
+    results = []
+    for k in positives:
+        dd._call("clear_problem")
+        n_pos = dd._sum("set_binary", k)
+        prior = n_pos / dd.n_labeled
+        if isinstance(est, L2SVM):
+            dd._call("problem_costs", float(est.cost_positive), float(est.cost_negative))
+            from semisup.regularizers import Ridge
+            res = _solvers.l2svm_mfn(dd, Ridge(est.lam), n_weights, **mfn_options)
+        elif isinstance(est, TransductiveSVM):
+            res = _solvers.transductive_svm(
+                dd, n_weights, est.lam, est.lam_u, est._positive_fraction(prior),
+                mfn_options=mfn_options, **est._algorithm_options())
+        else:
+            res = _solvers.deterministic_annealing(
+                dd, n_weights, est.lam, est.lam_u, est._positive_fraction(prior),
+                mfn_options=mfn_options, **est._algorithm_options())
+        results.append(res)
+    d = dd.n_features
+    coef = np.vstack([r.w[:d] for r in results])
+    intercept = np.array([r.w[d] * est.intercept_scaling if est.fit_intercept else 0.0
+                          for r in results])
+    per_block = sorted(b for per in dd._call("predict_index", coef, intercept) for b in per)
+    index = np.concatenate([b[1] for b in per_block]) if per_block else np.empty(0, int)
+    fitted = {
+        "classes_": classes, "coef_": coef, "intercept_": intercept,
+        "n_features_in_": d, "fit_results_": results,
+        "objective_": results[0].objective if len(results) == 1
+        else np.array([r.objective for r in results]),
+        "n_iter_": np.array([r.n_iter for r in results]),
+        "transduction_": classes[index],
+    }
+    if isinstance(est, L2SVM):
+        fitted["solver_"] = "mfn"
+    return fitted

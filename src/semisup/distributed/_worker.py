@@ -1,0 +1,457 @@
+"""Worker side: the row blocks a worker holds and the per-row state of a fit.
+
+One :class:`BlockWorker` lives on each Dask worker (a ``distributed`` actor, so calls go
+straight from the client to the worker without a scheduler round trip).  It keeps its CSR
+row blocks in memory for the whole fit, and with them every per-row vector of the solvers
+(outputs, active set, CG residual, temporary labels, beliefs): only ``d``-vectors and scalars
+cross the network.  Each method does its blocks' share of one step of the single-machine
+algorithm with the single-machine kernels (:class:`~semisup.solvers.design.Design`,
+:class:`~semisup.losses.HingeTerms`, the line search's break points) and returns the sum
+over its blocks: the first level of the reduction tree, the client summing the workers'
+partials is the second.
+
+This module imports no Dask: the actor is an ordinary class.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+from scipy.special import expit, rel_entr, xlogy
+
+from semisup._validation import unlabeled_mask
+from semisup.losses import HingeTerms, squared_hinge
+from semisup.solvers.design import Design
+from semisup.solvers.line_search import _break_points
+
+
+@njit(cache=True, nogil=True)
+def _slope_summary(o, ob, rows, y, c, probes):
+    """A block's share of ``phi'`` at 0 (slope, intercept) and at the probe steps.
+
+    The first pass of :func:`semisup.solvers.line_search._break_points` without the
+    regulariser: the client adds ``R``'s share and finds the first probe where ``phi' >= 0``.
+    """
+    mapped = rows.shape[0] > 0
+    slope = 0.0
+    intercept = 0.0
+    deriv = np.zeros(probes.shape[0])
+    for i in range(y.shape[0]):
+        r = rows[i] if mapped else i
+        d = ob[r] - o[r]
+        if c[i] <= 0.0 or d == 0.0:
+            continue
+        if y[i] * o[r] < 1.0:
+            slope += c[i] * d * d
+            intercept += c[i] * (o[r] - y[i]) * d
+        for p in range(probes.shape[0]):
+            od = o[r] + probes[p] * d
+            if y[i] * od < 1.0:
+                deriv[p] += c[i] * (od - y[i]) * d
+    return slope, intercept, deriv
+
+
+def _stack(rows: list) -> np.ndarray:
+    return np.concatenate(rows) if rows else np.empty((0, 3))
+
+
+class _Block:
+    """One CSR row block: its labels and where its rows sit in the global order."""
+
+    def __init__(self, index: int, X, y):
+        if sp.issparse(X):
+            X = sp.csr_matrix(X, dtype=np.float64)
+            X.sort_indices()
+        else:
+            X = np.ascontiguousarray(X, dtype=np.float64)
+        y = np.asarray(y)
+        if y.shape != (X.shape[0],):
+            raise ValueError(f"partition {index}: y has shape {y.shape}, expected "
+                             f"({X.shape[0]},) (one label per row of its X)")
+        self.index = index
+        self.X = X
+        self.y = y
+        unl = unlabeled_mask(y)
+        self.lab = np.flatnonzero(~unl)
+        self.unl = np.flatnonzero(unl)
+        self.l, self.u = self.lab.size, self.unl.size
+        self.unl0 = 0  # position of this block's first unlabeled row among all unlabeled rows
+        self.design = None
+
+    # --- per-problem state -------------------------------------------------------------
+    def prepare(self, fit_intercept: bool, intercept_scaling: float, classes) -> None:
+        # labeled rows first, then unlabeled, as the single-machine estimators order them
+        self.design = Design(self.X, fit_intercept, intercept_scaling).restrict(
+            np.concatenate([self.lab, self.unl]))
+        self.y_index = np.searchsorted(classes, self.y[self.lab])
+
+    def set_problem(self, terms: HingeTerms, labeled_only: bool) -> None:
+        self.A = self.design.restrict(np.arange(self.l)) if labeled_only else self.design
+        self.terms = terms
+        self.o = np.zeros(self.A.n_rows)
+        self.M_active = None
+
+
+class BlockWorker:
+    """The blocks of one worker and the state of the fit in progress over them.
+
+    Parameters
+    ----------
+    parts : list of (int, X, y) or (int, callable)
+        Partition number and its rows: the arrays, or a function returning ``(X, y)`` run
+        here on the worker (a reader of the partition's file).
+    """
+
+    def __init__(self, parts):
+        self.blocks = []
+        for part in parts:
+            if len(part) == 2:
+                index, loader = part
+                X, y = loader()
+            else:
+                index, X, y = part
+            self.blocks.append(_Block(index, X, y))
+
+    # --- layout ------------------------------------------------------------------------
+    def describe(self) -> list:
+        """``(partition, n_rows, n_features, n_labeled, nnz, labeled classes)`` per block."""
+        out = []
+        for b in self.blocks:
+            nnz = b.X.nnz if sp.issparse(b.X) else b.X.size
+            out.append((b.index, b.X.shape[0], b.X.shape[1], b.l, int(nnz),
+                        np.unique(b.y[b.lab])))
+        return out
+
+    def prepare(self, fit_intercept: bool, intercept_scaling: float, classes,
+                unl_offsets: dict) -> None:
+        for b in self.blocks:
+            b.unl0 = unl_offsets[b.index]
+            b.prepare(fit_intercept, intercept_scaling, classes)
+
+    def set_binary(self, positive: int) -> int:
+        """``+1/-1`` targets of the labeled rows for class ``classes[positive]``; positives."""
+        n = 0
+        for b in self.blocks:
+            b.y_pm = np.where(b.y_index == positive, 1.0, -1.0)
+            n += int(np.count_nonzero(b.y_pm > 0))
+        return n
+
+    # --- problems: which hinge terms the finite Newton method minimises -------------------
+    def problem_supervised(self, n_labeled: int) -> None:
+        """Terms of the labeled rows, cost ``1/l`` (TSVM and DA's first step, L2SVM)."""
+        for b in self.blocks:
+            b.set_problem(HingeTerms(b.y_pm, np.full(b.l, 1.0 / n_labeled)), True)
+
+    def problem_costs(self, cost_positive: float, cost_negative: float) -> None:
+        """L2SVM terms: class costs per labeled row."""
+        for b in self.blocks:
+            cost = np.where(b.y_pm > 0, cost_positive, cost_negative)
+            b.set_problem(HingeTerms(b.y_pm, cost), True)
+
+    def problem_transductive(self, n_labeled: int, n_unlabeled: int, lam_cur: float) -> None:
+        """TSVM terms: labeled rows and unlabeled rows with their temporary labels."""
+        for b in self.blocks:
+            if not hasattr(b, "tsvm_y"):
+                b.tsvm_y = np.concatenate([b.y_pm, b.labels_u])
+                b.tsvm_cost = np.empty(b.l + b.u)
+                b.tsvm_cost[:b.l] = 1.0 / n_labeled
+            b.tsvm_cost[b.l:] = lam_cur / n_unlabeled
+            o = getattr(b, "o", None)
+            b.set_problem(HingeTerms(b.tsvm_y, b.tsvm_cost), False)
+            if o is not None and o.shape[0] == b.l + b.u:
+                b.o = o
+
+    def problem_annealing(self, n_labeled: int, n_unlabeled: int, lam_u: float) -> None:
+        """DA terms: labeled rows, and every unlabeled row twice (+1 with ``p``, -1 with 1-p)."""
+        for b in self.blocks:
+            l, u = b.l, b.u
+            unl = np.arange(l, l + u)
+            rows = np.concatenate([np.arange(l), unl, unl])
+            y = np.concatenate([b.y_pm, np.ones(u), -np.ones(u)])
+            cost = np.empty(l + 2 * u)
+            cost[:l] = 1.0 / n_labeled
+            cost[l:l + u] = lam_u * b.p / n_unlabeled
+            cost[l + u:] = lam_u * (1.0 - b.p) / n_unlabeled
+            o = b.o
+            b.set_problem(HingeTerms(y, cost, rows=rows, n_rows=l + u), False)
+            b.o = o
+
+    def clear_problem(self) -> None:
+        for b in self.blocks:
+            for name in ("tsvm_y", "tsvm_cost", "labels_u", "p", "best_p", "q", "g"):
+                b.__dict__.pop(name, None)
+
+    # --- L2-SVM-MFN ----------------------------------------------------------------------
+    def outputs(self, w) -> float:
+        """``o = A w`` over the problem rows (zero when ``w`` is None); the loss there."""
+        total = 0.0
+        for b in self.blocks:
+            b.o = np.zeros(b.A.n_rows) if w is None else b.A.matvec(w)
+            total += b.terms.value(b.o)
+        return total
+
+    def newton_system(self) -> tuple:
+        """Active set ``j(w)`` and the rows of eq. 4; ``(rows, terms changed since M)``."""
+        n_rows = changed = 0
+        for b in self.blocks:
+            b.active = b.terms.active(b.o)
+            rows, b.cost_j, b.target_j = b.terms.newton_system(b.active)
+            b.A_j = b.A.restrict(rows)
+            n_rows += rows.size
+            changed += b.active.size if b.M_active is None else \
+                int(np.count_nonzero(b.active != b.M_active))
+        return np.array([n_rows, changed], dtype=np.int64)
+
+    def jacobi_diagonal(self, n_weights: int) -> np.ndarray:
+        """``diag(A_j^T C A_j)``; records the active set the preconditioner was built on."""
+        out = np.zeros(n_weights)
+        for b in self.blocks:
+            b.M_active = b.active
+            if b.A_j.n_rows:
+                out += b.A_j.weighted_column_sq(b.cost_j)
+        return out
+
+    def cg_start(self, x0) -> np.ndarray:
+        """``z = C (t - A_j x0)``; returns ``[A_j^T z, A_j^T C t]`` stacked."""
+        n = x0.shape[0]
+        out = np.zeros(2 * n)
+        for b in self.blocks:
+            b.z = b.cost_j * (b.target_j - b.A_j.matvec(x0))
+            b.Cq = np.empty(b.A_j.n_rows)
+            if b.A_j.n_rows:
+                out[:n] += b.A_j.rmatvec(b.z)
+                out[n:] += b.A_j.rmatvec(b.cost_j * b.target_j)
+        return out
+
+    def cg_curvature(self, p) -> float:
+        """``q = A_j p``, ``Cq = C q``; returns ``q^T C q``."""
+        total = 0.0
+        for b in self.blocks:
+            if b.A_j.n_rows:
+                q = b.A_j.matvec(p)
+                np.multiply(b.cost_j, q, out=b.Cq)
+                total += float(q @ b.Cq)
+        return total
+
+    def cg_update(self, gamma: float, n_weights: int) -> np.ndarray:
+        """``z -= gamma C q``; returns ``A_j^T z``."""
+        out = np.zeros(n_weights)
+        for b in self.blocks:
+            if b.A_j.n_rows:
+                b.z -= gamma * b.Cq
+                out += b.A_j.rmatvec(b.z)
+        return out
+
+    def cg_step(self, p) -> np.ndarray:
+        """``q = A_j p``; returns ``[q^T C q, A_j^T C q]`` (one round trip per CG iteration)."""
+        out = np.zeros(p.shape[0] + 1)
+        for b in self.blocks:
+            if b.A_j.n_rows:
+                q = b.A_j.matvec(p)
+                np.multiply(b.cost_j, q, out=b.Cq)
+                out[0] += float(q @ b.Cq)
+                out[1:] += b.A_j.rmatvec(b.Cq)
+        return out
+
+    def newton_point(self, w_bar, probes) -> np.ndarray:
+        """``o_bar = A w_bar``; returns ``[#terms whose activity differs from j(w)]`` followed
+        by :meth:`slope_summary` (the line search's first pass, in the same round trip)."""
+        changed = 0
+        for b in self.blocks:
+            b.o_bar = b.A.matvec(w_bar)
+            changed += int(np.count_nonzero(b.terms.active(b.o_bar) != b.active))
+        return np.concatenate([[changed], self.slope_summary(probes)])
+
+    def accept_newton_point(self) -> float:
+        total = 0.0
+        for b in self.blocks:
+            b.o = b.o_bar
+            total += b.terms.value(b.o)
+        return total
+
+    def slope_summary(self, probes) -> np.ndarray:
+        """``[slope, intercept, phi'(probes)...]`` of the blocks' terms (no regulariser)."""
+        out = np.zeros(2 + probes.shape[0])
+        for b in self.blocks:
+            t = b.terms
+            s, i, d = _slope_summary(b.o, b.o_bar, t._map, t.y, t.cost, probes)
+            out[0] += s
+            out[1] += i
+            out[2:] += d
+        return out
+
+    def break_points(self, limit: float) -> tuple:
+        """Break points in ``(0, limit]`` with the slope and intercept changes of ``phi'``."""
+        probes = np.array([limit]) if np.isfinite(limit) else np.empty(0)
+        parts = []
+        for b in self.blocks:
+            t = b.terms
+            # an infinite regulariser share makes phi' >= 0 at the single probe: the kernel
+            # then collects exactly the break points up to ``limit``
+            _, _, bp, ds, di = _break_points(b.o, b.o_bar, t._map, t.y, t.cost, np.inf, 0.0,
+                                             probes, t._margin)
+            parts.append((bp, ds, di))
+        return tuple(np.concatenate(v) for v in zip(*parts, strict=True)) if parts else \
+            (np.empty(0),) * 3
+
+    def step(self, delta: float) -> float:
+        """``o += delta (o_bar - o)``; the loss at the new outputs."""
+        total = 0.0
+        for b in self.blocks:
+            b.o += delta * (b.o_bar - b.o)
+            total += b.terms.value(b.o)
+        return total
+
+    # --- selection over the unlabeled rows (initial labels, DA's quantile) ----------------
+    def _values(self, name: str) -> list:
+        if name == "o_u":
+            return [b.o[b.l:] for b in self.blocks]
+        return [getattr(b, name) for b in self.blocks]
+
+    def loss(self) -> float:
+        """The hinge terms' value at the current outputs."""
+        return sum(b.terms.value(b.o) for b in self.blocks)
+
+    def unlabeled_outputs(self, w) -> None:
+        """``o = A w`` over labeled and unlabeled rows (the state TSVM and DA start from)."""
+        for b in self.blocks:
+            b.o = b.design.matvec(w)
+
+    def value_range(self, name: str) -> tuple:
+        """``(count, min, max)`` of the per-row vector ``name``."""
+        n, vmin, vmax = 0, np.inf, -np.inf
+        for v in self._values(name):
+            n += v.size
+            if v.size:
+                vmin, vmax = min(vmin, float(v.min())), max(vmax, float(v.max()))
+        return n, vmin, vmax
+
+    def count_le(self, name: str, t: float) -> int:
+        """How many values of ``name`` are ``<= t``."""
+        return sum(int(np.count_nonzero(v <= t)) for v in self._values(name))
+
+    def values_in(self, name: str, lo: float, hi: float) -> np.ndarray:
+        """The values of ``name`` in ``(lo, hi]``."""
+        found = [v[(v > lo) & (v <= hi)] for v in self._values(name)]
+        return np.concatenate(found) if found else np.empty(0)
+
+    def count_above(self, name: str, value: float) -> list:
+        """Per block: ``(partition, #values > value, #values == value)``."""
+        return [(b.index, int(np.count_nonzero(v > value)), int(np.count_nonzero(v == value)))
+                for b, v in zip(self.blocks, self._values(name), strict=True)]
+
+    def initial_labels(self, value: float, ties: dict) -> None:
+        """Temporary labels: +1 above ``value``, and the first ``ties[b]`` rows equal to it."""
+        for b in self.blocks:
+            o_u = b.o[b.l:]
+            labels = np.where(o_u > value, 1.0, -1.0)
+            eq = np.flatnonzero(o_u == value)
+            labels[eq[:ties.get(b.index, 0)]] = 1.0
+            b.labels_u = labels
+
+    # --- TSVM switching ------------------------------------------------------------------
+    def switch_candidates(self, m: int) -> tuple:
+        """Counts of ``L+``/``L-`` and each block's first ``m`` of both, as
+        ``(value, global unlabeled position, partition)`` rows in the lists' order."""
+        n_pos = n_neg = 0
+        pos_c, neg_c = [], []
+        from semisup.solvers.s3vm import smallest
+        for b in self.blocks:
+            o_u = b.o[b.l:]
+            lab = b.tsvm_y[b.l:]
+            pos = np.flatnonzero((lab > 0) & (o_u < 1.0))
+            neg = np.flatnonzero((lab < 0) & (o_u > -1.0))
+            n_pos += pos.size
+            n_neg += neg.size
+            p = pos[smallest(o_u[pos], min(m, pos.size))]
+            q = neg[smallest(-o_u[neg], min(m, neg.size))]
+            part = np.full(p.size, b.index, dtype=np.float64)
+            pos_c.append(np.column_stack([o_u[p], b.unl0 + p, part]))
+            part = np.full(q.size, b.index, dtype=np.float64)
+            neg_c.append(np.column_stack([o_u[q], b.unl0 + q, part]))
+        return n_pos, n_neg, _stack(pos_c), _stack(neg_c)
+
+    def switch(self, to_negative: dict, to_positive: dict) -> None:
+        """Flip the temporary labels at the given global unlabeled positions."""
+        for b in self.blocks:
+            lab = b.tsvm_y[b.l:]
+            lab[np.asarray(to_negative.get(b.index, []), dtype=np.int64) - b.unl0] = -1.0
+            lab[np.asarray(to_positive.get(b.index, []), dtype=np.int64) - b.unl0] = 1.0
+
+    def transductive_parts(self) -> np.ndarray:
+        """``[sum_l l_2(y o), sum_u l_2(|o|) ]`` for the transductive objective."""
+        out = np.zeros(2)
+        for b in self.blocks:
+            out[0] += float(np.sum(squared_hinge(b.y_pm * b.o[:b.l])))
+            if b.o.shape[0] > b.l:
+                out[1] += float(np.sum(np.maximum(0.0, 1.0 - np.abs(b.o[b.l:])) ** 2))
+        return out
+
+    def labels_changed(self, reference: str) -> None:
+        for b in self.blocks:
+            setattr(b, reference, b.tsvm_y[b.l:].copy())
+
+    # --- deterministic annealing ---------------------------------------------------------
+    def start_beliefs(self, r: float) -> None:
+        for b in self.blocks:
+            b.p = np.full(b.u, r)
+            b.best_p = b.p.copy()
+
+    def compute_g(self, lam_u: float) -> None:
+        """``g_j = lam_u [l_2(o_j) - l_2(-o_j)]``; keeps the previous beliefs as ``q``."""
+        for b in self.blocks:
+            o_u = b.o[b.l:]
+            b.g = lam_u * (squared_hinge(o_u) - squared_hinge(-o_u))
+            b.q = b.p
+
+    def balance(self, s: float, T: float) -> np.ndarray:
+        """``[sum p_j, sum p_j (1 - p_j)]`` at the shift ``s`` (eq. 9)."""
+        out = np.zeros(2)
+        for b in self.blocks:
+            p = expit((s - b.g) / T)
+            out[0] += float(p.sum())
+            out[1] += float(np.sum(p * (1.0 - p)))
+        return out
+
+    def set_beliefs(self, s: float, T: float) -> np.ndarray:
+        """``p = expit((s - g)/T)``; returns the sums the DA objective and stopping rules use:
+        ``[sum p l_2(o) + (1-p) l_2(-o), H(p), KL(p, q)]``."""
+        out = np.zeros(3)
+        for b in self.blocks:
+            b.p = expit((s - b.g) / T)
+            out[:] += self._belief_sums(b)
+            out[2] += float(np.sum(rel_entr(b.p, b.q) + rel_entr(1.0 - b.p, 1.0 - b.q)))
+        return out
+
+    @staticmethod
+    def _belief_sums(b) -> np.ndarray:
+        o_u = b.o[b.l:]
+        p = b.p
+        loss = float(p @ squared_hinge(o_u) + (1.0 - p) @ squared_hinge(-o_u))
+        ent = -float(np.sum(xlogy(p, p) + xlogy(1.0 - p, 1.0 - p)))
+        return np.array([loss, ent, 0.0])
+
+    def belief_sums(self) -> np.ndarray:
+        out = np.zeros(3)
+        for b in self.blocks:
+            out += self._belief_sums(b)
+        return out
+
+    def keep_best_beliefs(self) -> None:
+        for b in self.blocks:
+            b.best_p = b.p.copy()
+
+    # --- results -------------------------------------------------------------------------
+    def predict_index(self, coef, intercept) -> list:
+        """Per block: ``(partition, class index of every row)`` from the fitted hyperplanes
+        (labeled rows keep their class); one-vs-rest picks the largest score."""
+        out = []
+        for b in self.blocks:
+            scores = b.X @ coef.T + intercept
+            scores = np.asarray(scores)
+            idx = (scores[:, 0] > 0).astype(np.int64) if coef.shape[0] == 1 \
+                else np.argmax(scores, axis=1)
+            idx[b.lab] = b.y_index
+            out.append((b.index, idx))
+        return out

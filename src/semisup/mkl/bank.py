@@ -1,0 +1,285 @@
+"""Base kernels for multiple kernel learning: specifications, the bank of Gram matrices.
+
+A kernel *spec* is a dict ``{'kernel': 'rbf'|'poly'|'linear', 'gamma': .., 'degree': ..,
+'coef0': .., 'features': None | list of column indices}`` or a callable ``f(X, Y) ->
+ndarray`` (a Gram matrix).  :func:`simplemkl_kernels` lists the bank of SimpleMKL
+(Rakotomamonjy et al. 2008) used in Table 4.1 of Xu's thesis: Gaussians of 10 widths
+``sigma = 2^-3..2^6`` and polynomials of degree 1-3, on all features and on each single
+feature, ``m = 13 (d + 1)`` kernels.  Every Gram matrix is normalised to unit trace on the
+training rows (the thesis, §4.3.1); the same factor scales its out-of-sample rows.
+
+Memory is the limit of the method: ``m`` Gram matrices of ``n x n``.  :class:`KernelBank`
+checks ``m n^2`` against ``max_memory`` *before* allocating, and stores the matrices in one
+``(n, n, m)`` array (``float64``, or ``float32`` to halve it).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from semisup.kernels import kernel_matrix
+
+BANK_KINDS = ("rbf", "poly", "linear")
+
+
+def simplemkl_kernels(n_features: int, widths: Sequence[float] | None = None,
+                      degrees: Sequence[int] = (1, 2, 3), single_features: bool = True,
+                      single_feature_kinds: Sequence[str] = ("rbf", "poly")) -> list[dict]:
+    """The SimpleMKL kernel bank (Xu's thesis §4.3.1; Rakotomamonjy et al. 2008).
+
+    Parameters
+    ----------
+    n_features : int
+        ``d``.
+    widths : sequence of float, optional
+        Gaussian widths ``sigma`` of ``exp(-||x - z||^2 / (2 sigma^2))``; default
+        ``2^-3, ..., 2^6``.
+    degrees : sequence of int
+        Degrees of the polynomial kernels ``(<x, z> + 1)^degree``.
+    single_features : bool
+        Also build each kernel on each single feature (``m = 13 (d + 1)`` by default).
+    single_feature_kinds : sequence of {'rbf', 'poly', 'linear'}
+        Which kinds are repeated per feature: ``('rbf', 'poly')`` is SimpleMKL's bank,
+        ``('linear',)`` the thesis's semi-supervised bank (Table 4.3: one linear kernel per
+        pixel).
+
+    Returns
+    -------
+    list of dict
+        Kernel specs (see the module docstring).
+    """
+    if not isinstance(n_features, numbers.Integral) or n_features < 1:
+        raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+    widths = 2.0 ** np.arange(-3, 7) if widths is None else np.asarray(widths, dtype=float)
+    if np.any(widths <= 0):
+        raise ValueError("widths must be positive")
+
+    def group(features):
+        specs = [{"kernel": "rbf", "gamma": 1.0 / (2.0 * s * s), "features": features}
+                 for s in widths]
+        specs += [{"kernel": "poly", "gamma": 1.0, "coef0": 1.0, "degree": int(g),
+                   "features": features} for g in degrees]
+        return specs
+
+    specs = group(None)
+    if single_features:
+        for j in range(n_features):
+            for spec in group([j]):
+                if spec["kernel"] in single_feature_kinds:
+                    specs.append(spec)
+            if "linear" in single_feature_kinds:
+                specs.append({"kernel": "linear", "features": [j]})
+    return specs
+
+
+def check_kernel_specs(kernels, n_features: int) -> list:
+    """Validate a list of kernel specs (dicts or callables); return normalised copies."""
+    if isinstance(kernels, (str, dict)) or callable(kernels):
+        raise ValueError("kernels must be a list of kernel specs (dicts or callables) or "
+                         f"'simplemkl', got {kernels!r}")
+    specs = list(kernels)
+    if not specs:
+        raise ValueError("kernels is an empty list: give at least one kernel spec, or "
+                         "kernels='simplemkl' for the SimpleMKL bank")
+    out = []
+    for i, spec in enumerate(specs):
+        if callable(spec):
+            out.append(spec)
+            continue
+        if isinstance(spec, str):
+            spec = {"kernel": spec}
+        if not isinstance(spec, dict) or spec.get("kernel") not in BANK_KINDS:
+            raise ValueError(f"kernels[{i}] must be a callable or a dict with 'kernel' in "
+                             f"{BANK_KINDS}, got {spec!r}")
+        spec = dict(spec)
+        spec.setdefault("features", None)
+        if spec["kernel"] in ("rbf", "poly"):
+            spec.setdefault("gamma", 1.0 / n_features if spec["kernel"] == "rbf" else 1.0)
+            if not spec["gamma"] > 0:
+                raise ValueError(f"kernels[{i}]['gamma'] must be > 0, got {spec['gamma']!r}")
+        if spec["features"] is not None:
+            f = np.asarray(spec["features"], dtype=np.intp)
+            if f.ndim != 1 or f.size == 0 or f.min() < 0 or f.max() >= n_features:
+                raise ValueError(f"kernels[{i}]['features'] must list column indices in "
+                                 f"[0, {n_features}), got {spec['features']!r}")
+            spec["features"] = f
+        out.append(spec)
+    return out
+
+
+def evaluate_kernel(spec, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+    """The Gram matrix ``K(X, Y)`` of one spec (``Y`` defaults to ``X``)."""
+    if callable(spec):
+        K = np.asarray(spec(X, X if Y is None else Y), dtype=np.float64)
+        expected = (X.shape[0], (X if Y is None else Y).shape[0])
+        if K.shape != expected:
+            raise ValueError(f"a callable kernel returned shape {K.shape}, expected "
+                             f"{expected}: kernels of mismatched shapes")
+        return K
+    f = spec["features"]
+    Xs = X if f is None else X[:, f]
+    Ys = None if Y is None else (Y if f is None else Y[:, f])
+    return kernel_matrix(Xs, Ys, kernel=spec["kernel"], gamma=spec.get("gamma"),
+                         degree=spec.get("degree", 3), coef0=spec.get("coef0", 1.0))
+
+
+def check_memory(n_kernels: int, n_samples: int, dtype, max_memory: float) -> int:
+    """Bytes of ``n_kernels`` Gram matrices of ``n_samples^2``; refuse when over ``max_memory``.
+
+    Raises
+    ------
+    ValueError
+        Before anything is allocated, with the sizes and the ways out.
+    """
+    nbytes = int(n_kernels) * int(n_samples) ** 2 * np.dtype(dtype).itemsize
+    if nbytes > max_memory:
+        raise ValueError(
+            f"the kernel bank needs m n^2 = {n_kernels} x {n_samples}^2 x "
+            f"{np.dtype(dtype).itemsize} bytes = {nbytes / 2**30:.2f} GiB, over max_memory="
+            f"{max_memory / 2**30:.2f} GiB: use fewer kernels or rows, dtype='float32', "
+            "or raise max_memory")
+    return nbytes
+
+
+class KernelBank:
+    """``m`` base Gram matrices on ``n`` points, each scaled to unit trace.
+
+    Stored as one ``(n, n, m)`` array: the ``m`` kernel values of a pair of points are
+    contiguous, so the combined kernel is one matrix-vector product over the bank and the
+    quadratic forms on the support vectors ``S`` read only the ``S x S`` block.
+
+    Parameters
+    ----------
+    data : ndarray of shape (n, n, m)
+        The Gram matrices (already scaled), kernel index last.
+    scales : ndarray of shape (m,)
+        The factor each raw Gram matrix was multiplied by (``1 / trace``).
+
+    Attributes
+    ----------
+    data : ndarray of shape (n, n, m)
+    scales : ndarray of shape (m,)
+    """
+
+    def __init__(self, data: np.ndarray, scales: np.ndarray):
+        self.data = np.ascontiguousarray(data)
+        self.scales = np.asarray(scales, dtype=np.float64)
+        n, _, m = data.shape
+        self._flat = self.data.reshape(n * n, m)
+
+    @property
+    def n_kernels(self) -> int:
+        return self.data.shape[2]
+
+    @property
+    def n_samples(self) -> int:
+        return self.data.shape[0]
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.data.nbytes)
+
+    def kernel(self, k: int) -> np.ndarray:
+        """The ``k``-th (scaled) Gram matrix, as float64."""
+        return np.array(self.data[:, :, k], dtype=np.float64)
+
+    @classmethod
+    def from_matrices(cls, matrices: Sequence[np.ndarray] | np.ndarray, *,
+                      normalize: bool = True, dtype=np.float64, check_psd: bool = True,
+                      max_memory: float = 4 * 2**30) -> KernelBank:
+        """Validate precomputed Gram matrices (square, same shape, finite, symmetric, PSD).
+
+        Raises
+        ------
+        ValueError
+            Empty list, mismatched shapes, NaN/inf, asymmetric or indefinite matrices.
+        """
+        if isinstance(matrices, np.ndarray) and matrices.ndim == 2:
+            matrices = [matrices]
+        mats = list(matrices)
+        if len(mats) == 0:
+            raise ValueError("kernels is empty: give at least one Gram matrix")
+        n = np.shape(mats[0])[0]
+        check_memory(len(mats), n, dtype, max_memory)
+        out = np.empty((n, n, len(mats)), dtype=dtype)
+        scales = np.ones(len(mats))
+        for i, Ki in enumerate(mats):
+            Ki = np.asarray(Ki, dtype=np.float64)
+            if Ki.shape != (n, n):
+                raise ValueError(f"kernels of mismatched shapes: kernels[{i}] has shape "
+                                 f"{Ki.shape}, kernels[0] has {(n, n)}; every Gram matrix "
+                                 "must be n x n on the same rows")
+            scales[i] = _check_gram(Ki, i, check_psd, normalize)
+            out[:, :, i] = Ki * scales[i]
+        return cls(out, scales)
+
+    @classmethod
+    def from_specs(cls, specs: list, X: np.ndarray, *, normalize: bool = True,
+                   dtype=np.float64, check_psd: bool = False,
+                   max_memory: float = 4 * 2**30,
+                   transform: Callable[[np.ndarray], np.ndarray] | None = None) -> KernelBank:
+        """Compute every spec's Gram matrix on ``X`` (memory checked first).
+
+        ``transform`` maps each raw Gram matrix before the unit-trace scaling (the
+        semi-supervised deformation, eq. 4.10).
+        """
+        n = X.shape[0]
+        check_memory(len(specs), n, dtype, max_memory)
+        out = np.empty((n, n, len(specs)), dtype=dtype)
+        scales = np.ones(len(specs))
+        for i, spec in enumerate(specs):
+            Ki = evaluate_kernel(spec, X)
+            if transform is not None:
+                Ki = transform(Ki)
+            scales[i] = _check_gram(Ki, i, check_psd or callable(spec), normalize)
+            out[:, :, i] = Ki * scales[i]
+        return cls(out, scales)
+
+    def combine(self, p: np.ndarray) -> np.ndarray:
+        """``K(p) = sum_k p_k K_k`` (float64): one product with the ``(n^2, m)`` bank."""
+        p = np.asarray(p, dtype=self.data.dtype)
+        n = self.n_samples
+        return np.asarray(self._flat @ p, dtype=np.float64).reshape(n, n)
+
+    def quadratic_forms(self, u: np.ndarray) -> np.ndarray:
+        """``q_k = u^T K_k u`` for every kernel.
+
+        ``u = alpha o y`` is zero off the support vectors ``S``; only the ``S x S`` block
+        of the bank is read.
+        """
+        u = np.asarray(u, dtype=np.float64)
+        S = np.flatnonzero(u)
+        if S.size == 0:
+            return np.zeros(self.n_kernels)
+        if S.size > 0.7 * u.size:           # gathering would copy most of the bank
+            uu = np.outer(u, u).astype(self.data.dtype, copy=False).ravel()
+            return np.asarray(uu @ self._flat, dtype=np.float64)
+        block = self.data[np.ix_(S, S)].reshape(S.size * S.size, self.n_kernels)
+        uu = np.outer(u[S], u[S]).astype(self.data.dtype, copy=False).ravel()
+        return np.asarray(uu @ block, dtype=np.float64)
+
+
+def _check_gram(K: np.ndarray, i: int, check_psd: bool, normalize: bool) -> float:
+    """Validate one Gram matrix; return its unit-trace scale."""
+    if not np.all(np.isfinite(K)):
+        raise ValueError(f"kernels[{i}] contains NaN or infinity: check the kernel's inputs "
+                         "and parameters")
+    scale = float(np.max(np.abs(K))) or 1.0
+    if not np.allclose(K, K.T, rtol=0, atol=1e-8 * scale):
+        raise ValueError(f"kernels[{i}] is not symmetric: a Gram matrix must be; symmetrise "
+                         "it with (K + K.T) / 2 if the asymmetry is round-off")
+    if check_psd:
+        low = float(np.linalg.eigvalsh(K)[0])
+        if low < -1e-8 * K.shape[0] * scale:
+            raise ValueError(f"kernels[{i}] is not positive semi-definite (smallest "
+                             f"eigenvalue {low:.3g}): MKL needs PSD base kernels")
+    if not normalize:
+        return 1.0
+    trace = float(np.trace(K))
+    if not trace > 0:
+        raise ValueError(f"kernels[{i}] has trace {trace:.3g} <= 0 and cannot be scaled to "
+                         "unit trace; drop it or pass normalize=False")
+    return 1.0 / trace

@@ -1,0 +1,305 @@
+"""``MultipleKernelSVC``: SVM with learned kernel weights (Xu's thesis ch. 4), supervised or
+semi-supervised through point-cloud-deformed base kernels (§4.2.3, eq. 4.10).
+
+The estimator only composes: the kernel bank (:mod:`semisup.mkl.bank`), the problem
+(:mod:`semisup.mkl.problem`), one of the three solvers, and for unlabeled rows the graph
+Laplacian of :mod:`semisup.graph` and the deformation of :mod:`semisup.manifold`.
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted
+
+from semisup._validation import check_semi_supervised, check_X
+from semisup.base import SemiSupervisedClassifierMixin
+from semisup.graph import adjacency_graph, laplacian
+from semisup.manifold._rkhs import deformation_columns
+from semisup.mkl.bank import (
+    KernelBank,
+    check_kernel_specs,
+    check_memory,
+    evaluate_kernel,
+    simplemkl_kernels,
+)
+from semisup.mkl.level import level_mkl
+from semisup.mkl.problem import MKLProblem
+from semisup.mkl.silp import silp_mkl
+from semisup.mkl.simple import simple_mkl
+
+logger = logging.getLogger("semisup.mkl")
+
+SOLVERS = {"level": level_mkl, "silp": silp_mkl, "simple": simple_mkl}
+
+
+class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
+    """SVM on a learned convex combination of base kernels (multiple kernel learning).
+
+    Solves eq. 4.1 of Xu's thesis, ``min_{p in simplex} max_alpha sum(alpha) - 1/2 (alpha o
+    y)^T (sum_k p_k K_k) (alpha o y)``, by the extended level method (Algorithm 2), SILP or
+    SimpleMKL.  When ``y`` has unlabeled rows (``-1``), every base kernel is first deformed
+    by the graph Laplacian of all rows (eq. 4.10, ``K~ = K - K (I + r L K)^-1 r L K``) and
+    the MKL runs on the labeled block; unlabeled rows are predicted with the deformed
+    kernels.  Multi-class problems are solved one-vs-rest.
+
+    Parameters
+    ----------
+    kernels : 'simplemkl' or list
+        ``'simplemkl'``: Gaussians of widths ``2^-3..2^6`` and polynomials of degree 1-3 on
+        all features and on each single feature (``m = 13 (d + 1)``).  Otherwise a list of
+        specs: dicts ``{'kernel': 'rbf'|'poly'|'linear', 'gamma', 'degree', 'coef0',
+        'features'}`` or callables ``f(X, Y) -> Gram matrix``.  Every Gram matrix is
+        scaled to unit trace on the training rows.
+    C : float
+        SVM trade-off (the thesis uses 100).
+    solver : {'level', 'silp', 'simple'}
+        The extended level method, SILP, or SimpleMKL's reduced gradient.
+    tol : float
+        Stopping tolerance on the duality gap (relative, see ``relative_gap``).
+    max_iter : int
+        Outer iterations (500 in the thesis).
+    relative_gap : bool
+        Divide the duality gap ``max_k q_k - q . p`` by twice the objective (SimpleMKL's
+        relative gap); ``False`` uses it as is (the thesis's 0.01 rule).
+    svm_tol : float
+        KKT tolerance of the inner SVM (warm-started SMO).
+    n_neighbors : int
+        ``k`` of the kNN graph over all rows (semi-supervised only).
+    laplacian_ratio : float
+        ``r`` of the deformation (1 in eq. 4.10).
+    dtype : {'float64', 'float32'}
+        Storage of the kernel bank (``float32`` halves the memory).
+    max_memory : float
+        Bytes allowed for the bank; a larger ``m n^2`` is refused before allocating.
+    weight_threshold : float
+        Final weights below this are set to zero (and the rest renormalised).
+    record_weights : bool
+        Keep the kernel weights of every iteration in ``traces_``.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        Class labels.
+    kernel_specs_ : list
+        The base kernels (dicts or callables).
+    weights_ : ndarray of shape (n_problems, m)
+        Kernel weights of each binary problem (one row for two classes).
+    dual_coef_ : list of ndarray
+        ``alpha o y`` over the labeled rows, per binary problem.
+    intercept_ : ndarray of shape (n_problems,)
+    n_iter_ : ndarray of shape (n_problems,)
+        Outer iterations.
+    n_svm_ : ndarray of shape (n_problems,)
+        Inner SVM solves.
+    objective_ : ndarray of shape (n_problems,)
+        The MKL objective at the solution.
+    traces_ : list of dict
+        Per binary problem: objective, duality gap (and ``f_low``/``f_up``) per iteration.
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training rows (the prediction for unlabeled ones).
+    bank_nbytes_ : int
+        Memory of the kernel bank.
+    """
+
+    def __init__(self, kernels="simplemkl", C: float = 100.0, solver: str = "level",
+                 tol: float = 0.01, max_iter: int = 500, relative_gap: bool = True,
+                 svm_tol: float = 1e-6, n_neighbors: int = 6, laplacian_ratio: float = 1.0,
+                 dtype: str = "float64", max_memory: float = 4 * 2**30,
+                 weight_threshold: float = 1e-5, record_weights: bool = False):
+        self.kernels = kernels
+        self.C = C
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.relative_gap = relative_gap
+        self.svm_tol = svm_tol
+        self.n_neighbors = n_neighbors
+        self.laplacian_ratio = laplacian_ratio
+        self.dtype = dtype
+        self.max_memory = max_memory
+        self.weight_threshold = weight_threshold
+        self.record_weights = record_weights
+
+    def _check_params(self) -> None:
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {tuple(SOLVERS)}, got {self.solver!r}")
+        if not (isinstance(self.C, numbers.Real) and np.isfinite(self.C) and self.C > 0):
+            raise ValueError(f"C must be a positive number, got {self.C!r}")
+        if self.dtype not in ("float64", "float32"):
+            raise ValueError(f"dtype must be 'float64' or 'float32', got {self.dtype!r}")
+        if not (isinstance(self.laplacian_ratio, numbers.Real) and self.laplacian_ratio >= 0):
+            raise ValueError(f"laplacian_ratio must be >= 0, got {self.laplacian_ratio!r}")
+        if not (isinstance(self.weight_threshold, numbers.Real)
+                and 0 <= self.weight_threshold < 1):
+            raise ValueError(f"weight_threshold must be in [0, 1), got "
+                             f"{self.weight_threshold!r}")
+
+    def fit(self, X, y) -> MultipleKernelSVC:
+        """Learn the kernel weights and the SVM (``y == -1`` marks unlabeled rows).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        data = check_semi_supervised(X, y, estimator=self)
+        X = data.X
+        d = X.shape[1]
+        specs = simplemkl_kernels(d) if isinstance(self.kernels, str) and \
+            self.kernels == "simplemkl" else self.kernels
+        if isinstance(specs, str):
+            raise ValueError(f"kernels must be 'simplemkl' or a list of kernel specs, got "
+                             f"{specs!r}")
+        specs = check_kernel_specs(specs, d)
+        lab = data.labeled
+        semi = data.unlabeled.size > 0
+        dtype = np.dtype(self.dtype)
+        if semi:
+            # the deformation works on all rows: check that footprint first too
+            check_memory(1, X.shape[0], np.float64, self.max_memory)
+            W = adjacency_graph(X, n_neighbors=self.n_neighbors)
+            L = laplacian(W)
+            self._Z = []
+
+            def deform(K_all):
+                Z = deformation_columns(K_all, L, float(self.laplacian_ratio), lab)
+                self._Z.append(Z)
+                G = K_all[lab] @ Z
+                return 0.5 * (G + G.T)
+
+            bank = _deformed_bank(specs, X, lab, deform, dtype, self.max_memory)
+            self._X_fit = X
+        else:
+            self._Z = None
+            self._X_fit = X[lab]
+            bank = KernelBank.from_specs(specs, self._X_fit, dtype=dtype,
+                                         max_memory=self.max_memory)
+        self.kernel_specs_ = specs
+        self.bank_nbytes_ = bank.nbytes
+        self._scales = bank.scales
+        self.classes_ = data.classes
+        n_classes = self.classes_.size
+        positives = [1] if n_classes == 2 else list(range(n_classes))
+        solve = SOLVERS[self.solver]
+        weights, coefs, biases, n_iter, n_svm, objective, traces = [], [], [], [], [], [], []
+        not_converged = 0
+        for pos in positives:
+            yb = data.binary_targets(pos)
+            problem = MKLProblem(bank, yb, float(self.C), svm_tol=self.svm_tol)
+            res = solve(problem, tol=self.tol, max_iter=self.max_iter,
+                        relative_gap=self.relative_gap, record_weights=self.record_weights)
+            p = res.weights.copy()
+            p[p < self.weight_threshold] = 0.0
+            p /= p.sum()
+            weights.append(p)
+            coefs.append(res.alpha * yb)
+            biases.append(res.bias)
+            n_iter.append(res.n_iter)
+            n_svm.append(res.n_svm)
+            objective.append(res.objective)
+            traces.append(res.trace)
+            not_converged += not res.converged
+        if not_converged:
+            warnings.warn(f"{self.solver} MKL stopped before the duality gap reached "
+                          f"tol={self.tol} (max_iter={self.max_iter}, or no descent at the "
+                          f"SVM's precision) in {not_converged} of {len(positives)} binary "
+                          "problems; increase max_iter or tol", ConvergenceWarning,
+                          stacklevel=2)
+        self.weights_ = np.asarray(weights)
+        self.dual_coef_ = coefs
+        self.intercept_ = np.asarray(biases)
+        self.n_iter_ = np.asarray(n_iter)
+        self.n_svm_ = np.asarray(n_svm)
+        self.objective_ = np.asarray(objective)
+        self.traces_ = traces
+        self._labeled = lab
+        self.n_features_in_ = d
+        del bank
+        self.transduction_ = self.predict(X)
+        return self
+
+    def _kernel_columns(self, X, k: int, cols: np.ndarray) -> np.ndarray:
+        """Scaled (and deformed) kernel ``k`` between ``X`` and labeled rows ``cols``."""
+        spec = self.kernel_specs_[k]
+        if self._Z is None:
+            Kx = evaluate_kernel(spec, X, self._X_fit[cols])
+        else:
+            Kx = evaluate_kernel(spec, X, self._X_fit) @ self._Z[k][:, cols]
+        return Kx * self._scales[k]
+
+    def decision_function(self, X) -> np.ndarray:
+        """``sum_k p_k K_k(x, X_l) (alpha o y) + b``, over the kernels with ``p_k > 0``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        check_is_fitted(self, "weights_")
+        X = check_X(X, estimator=self)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input")
+        out = np.empty((X.shape[0], len(self.dual_coef_)))
+        for c, (p, coef, b) in enumerate(zip(self.weights_, self.dual_coef_,
+                                             self.intercept_, strict=True)):
+            sv = np.flatnonzero(coef)
+            f = np.full(X.shape[0], b)
+            for k in np.flatnonzero(p):
+                f += p[k] * (self._kernel_columns(X, k, sv) @ coef[sv])
+            out[:, c] = f
+        return out[:, 0] if out.shape[1] == 1 else out
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        f = self.decision_function(X)
+        if f.ndim == 1:
+            return self.classes_[(f > 0).astype(int)]
+        return self.classes_[np.argmax(f, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    @property
+    def n_kernels_(self) -> np.ndarray:
+        """Number of kernels with a non-zero weight, per binary problem."""
+        return np.count_nonzero(self.weights_, axis=1)
+
+
+def _deformed_bank(specs, X, lab, deform, dtype, max_memory) -> KernelBank:
+    """The bank of deformed kernels on the labeled rows (eq. 4.10), unit trace."""
+    from semisup.mkl.bank import _check_gram
+
+    check_memory(len(specs), lab.size, dtype, max_memory)
+    out = np.empty((lab.size, lab.size, len(specs)), dtype=dtype)
+    scales = np.ones(len(specs))
+    for i, spec in enumerate(specs):
+        G = deform(evaluate_kernel(spec, X))
+        scales[i] = _check_gram(G, i, callable(spec), True)
+        out[:, :, i] = G * scales[i]
+    return KernelBank(out, scales)

@@ -1,0 +1,415 @@
+r"""Low-rank (Burer-Monteiro) solver for the Shor relaxation behind the convex TSVM (CTSVM).
+
+The relaxation (the primal whose conic dual is eq. 3.11 of the thesis, without intercept):
+
+.. math::
+
+    \min_{z, W} \; \langle A, W\rangle + \sum_{i \in L} C_i \max(0, 1 - y_i z_i)
+        + \sum_{i \in U} C_i \max(0, 1 - W_{ii})
+    \quad\text{s.t.}\quad \begin{pmatrix} W & z \\ z^\top & 1\end{pmatrix} \succeq 0,\;
+    |c^\top z| \le \varepsilon
+
+with ``A = (F F^T)^{-1}`` for a factor ``F`` of the kernel (``n x p``).  Writing ``z = F u``
+and ``W = F (u u^T + R R^T) F^T`` with ``R`` of shape ``(p, r)`` makes the PSD constraint
+automatic and gives ``<A, W> = ||u||^2 + ||R||_F^2``.  The hinge terms and the balance
+constraint are handled by an augmented Lagrangian whose inner problems are smooth (each
+hinge becomes its Moreau envelope, a Huber function) and solved by L-BFGS; the hinge
+multipliers ``gamma_i = clip(gamma_i + sigma (1 - m_i), 0, C_i)`` stay in the box of eq.
+3.11, so they are the dual variables of 3.11 directly.
+
+Certificate: with ``D = diag(gamma_U)``, the LMI of eq. 3.11 holds iff
+``A - D >= 0`` iff ``I_p - F^T D F >= 0`` (congruence through ``F``), checked by Lanczos
+(:func:`scipy.sparse.linalg.eigsh`) on the ``p x p`` operator.  When it fails, its leading
+eigenvector is a descent direction and becomes a new column of ``R`` (rank escape).  The
+dual value ``sum gamma - eps |mu| - (1/4) g^T (A - D)^{-1} g`` (``g = gamma*a - mu c``) uses
+``g^T (A-D)^{-1} g = h^T (I - F^T D F)^{-1} h = 2 h^T u`` (``h = F^T g``), exact at a
+stationary point of the inner problem, since the multipliers are the Huber slopes there.
+
+``F`` is given as a :class:`FeatureFactor`: a dense Cholesky factor of the kernel, or
+implicit centred (sparse) features for the linear kernel, so that no ``n x n`` matrix is
+formed for linear kernels on sparse text.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator, eigsh
+
+logger = logging.getLogger("semisup.solvers.lowrank_sdp")
+
+
+class FeatureFactor:
+    """A factor ``F`` (``n x p``) of a kernel matrix ``K = F F^T``, applied to blocks.
+
+    Parameters
+    ----------
+    dense : ndarray of shape (n, p), optional
+        The factor itself (e.g. a Cholesky factor).
+    X : ndarray or sparse matrix of shape (n, d), optional
+        Explicit features, used as ``X - 1 mean^T`` (centred implicitly; sparsity kept).
+    mean : ndarray of shape (d,), optional
+        Column means to subtract from ``X`` (zeros: no centring).
+    ridge : float
+        With ``X``: append ``sqrt(ridge) I_n`` to the features (``K + ridge I``).
+    """
+
+    def __init__(self, dense=None, X=None, mean=None, ridge: float = 0.0):
+        if (dense is None) == (X is None):
+            raise ValueError("give exactly one of dense and X")
+        self.dense = None if dense is None else np.asarray(dense, dtype=np.float64)
+        self.X = X
+        if X is not None:
+            self.mean = np.zeros(X.shape[1]) if mean is None else np.asarray(mean, float)
+            self.sqrt_ridge = float(np.sqrt(ridge))
+        src = self.dense if self.dense is not None else X
+        self.n = src.shape[0]
+        self.d = src.shape[1]
+        self.p = self.d + (self.n if X is not None and ridge > 0 else 0)
+
+    def matvec(self, M: np.ndarray) -> np.ndarray:
+        """``F @ M`` for ``M`` of shape (p, k)."""
+        if self.dense is not None:
+            return self.dense @ M
+        Mx = M[:self.d]
+        out = np.asarray(self.X @ Mx) - (self.mean @ Mx)[None, :]
+        if self.p > self.d:
+            out = out + self.sqrt_ridge * M[self.d:]
+        return out
+
+    def rmatvec(self, G: np.ndarray) -> np.ndarray:
+        """``F^T @ G`` for ``G`` of shape (n, k)."""
+        if self.dense is not None:
+            return self.dense.T @ G
+        top = np.asarray(self.X.T @ G) - np.outer(self.mean, G.sum(axis=0))
+        if self.p > self.d:
+            return np.vstack([top, self.sqrt_ridge * G])
+        return top
+
+
+@dataclass
+class LowRankResult:
+    """Solution of the CTSVM relaxation by the low-rank route.
+
+    Attributes
+    ----------
+    z : ndarray of shape (n,)
+        First moment ``w`` of eq. 3.6 (the relaxed predictions).
+    Q : ndarray of shape (n, r)
+        ``W = z z^T + Q Q^T``.
+    u, R : ndarray
+        Factor-space variables (``z = F u``, ``Q = F R``).
+    gamma : ndarray of shape (n,)
+        Multipliers of eq. 3.11 (in ``[0, C_i]``).
+    mu : float
+        Balance multiplier ``alpha - beta``.
+    objective : float
+        Primal objective (exact hinge terms).
+    dual_objective : float
+        Dual objective of eq. 3.11 at ``(gamma, mu)``.
+    min_eig : float
+        Smallest eigenvalue of ``I - F^T diag(gamma_U) F`` (``>= 0``: the LMI holds).
+    balance : float
+        ``c^T z``.
+    n_outer, n_evals : int
+        Augmented Lagrangian rounds and function evaluations.
+    converged : bool
+    history : list of dict
+    """
+
+    z: np.ndarray
+    Q: np.ndarray
+    u: np.ndarray
+    R: np.ndarray
+    gamma: np.ndarray
+    mu: float
+    objective: float
+    dual_objective: float
+    min_eig: float
+    balance: float
+    n_outer: int
+    n_evals: int
+    converged: bool
+    history: list = field(default_factory=list)
+
+    @property
+    def rank(self) -> int:
+        """Numerical rank of ``[z, Q]``."""
+        Z = np.column_stack([self.z, self.Q])
+        s = np.linalg.svd(Z, compute_uv=False)
+        return int(np.count_nonzero(s > 1e-3 * s[0])) if s.size and s[0] > 0 else 0
+
+    @property
+    def gap(self) -> float:
+        """Relative primal-dual gap."""
+        return (self.objective - self.dual_objective) / max(1.0, abs(self.objective))
+
+
+def _huber(G, gamma, C, sigma):
+    """Moreau-envelope term of ``C max(0, G)`` in the augmented Lagrangian, and its slope."""
+    v = G + gamma / sigma
+    slope = np.clip(sigma * v, 0.0, C)
+    Cf = np.where(np.isfinite(C), C, 0.0)     # hard margin (C = inf): never the linear piece
+    val = np.where(v <= 0, 0.0, np.where(slope < C, 0.5 * sigma * v * v,
+                                         Cf * v - 0.5 * Cf * Cf / sigma))
+    return val.sum() - (gamma * gamma).sum() / (2 * sigma), slope
+
+
+def lbfgs(fun, x0: np.ndarray, *, max_iter: int = 1000, memory: int = 10, gtol: float = 1e-9,
+          ftol: float = 1e-13):
+    """Minimise a smooth function by L-BFGS (two-loop recursion, Armijo backtracking).
+
+    A plain numpy implementation: its per-iteration cost is a few vector operations, far
+    below scipy's L-BFGS-B for the ``p x (r+1)`` unknowns here.
+
+    Parameters
+    ----------
+    fun : callable
+        ``x -> (value, gradient)``.
+    x0 : ndarray
+    max_iter, memory : int
+    gtol : float
+        Stop when ``max |grad| <= gtol * max(1, |value|)``.
+    ftol : float
+        Stop when the relative decrease of one step is below ``ftol``.
+
+    Returns
+    -------
+    x : ndarray
+    n_iter : int
+    """
+    x = x0.copy()
+    f, g = fun(x)
+    S, Y, rho = [], [], []
+    it = 0
+    while it < max_iter:
+        it += 1
+        if np.abs(g).max() <= gtol * max(1.0, abs(f)):
+            break
+        q = g.copy()
+        alphas = []
+        for s_i, y_i, r_i in zip(reversed(S), reversed(Y), reversed(rho), strict=True):
+            a_i = r_i * (s_i @ q)
+            alphas.append(a_i)
+            q -= a_i * y_i
+        if S:
+            q *= (S[-1] @ Y[-1]) / (Y[-1] @ Y[-1])
+        else:
+            q *= 1.0 / max(np.linalg.norm(g), 1e-12)
+        for (s_i, y_i, r_i), a_i in zip(zip(S, Y, rho, strict=True), reversed(alphas), strict=True):
+            q += (a_i - r_i * (y_i @ q)) * s_i
+        d = -q
+        slope = g @ d
+        if slope >= 0:
+            d, slope = -g, -(g @ g)
+            S, Y, rho = [], [], []
+        step = 1.0
+        for _ in range(40):
+            x_new = x + step * d
+            f_new, g_new = fun(x_new)
+            if f_new <= f + 1e-4 * step * slope:
+                break
+            step *= 0.5
+        else:
+            break
+        s_vec, y_vec = x_new - x, g_new - g
+        sy = s_vec @ y_vec
+        if sy > 1e-12 * np.sqrt((s_vec @ s_vec) * (y_vec @ y_vec)):
+            S.append(s_vec)
+            Y.append(y_vec)
+            rho.append(1.0 / sy)
+            if len(S) > memory:
+                S.pop(0), Y.pop(0), rho.pop(0)
+        decrease = f - f_new
+        x, f, g = x_new, f_new, g_new
+        if decrease <= ftol * max(1.0, abs(f)):
+            break
+    return x, it
+
+
+def ctsvm_lowrank(F: FeatureFactor, *args, **kwargs) -> LowRankResult:
+    """:func:`_ctsvm_lowrank` under one BLAS thread.
+
+    Every evaluation multiplies by a thin block (``r + 1`` columns), where BLAS threading
+    buys little and its synchronisation cost dominated (8x slower) on a loaded 2-core machine.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _ctsvm_lowrank(F, *args, **kwargs)
+
+
+def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np.ndarray,
+                  eps: float, *, rank: int = 2, max_rank: int = 20, sigma: float = 10.0,
+                  tol: float = 1e-6, max_outer: int = 60, max_inner: int = 2000,
+                  offset: float = 0.0, random_state=None) -> LowRankResult:
+    """Solve the relaxation by a Burer-Monteiro factorisation and an augmented Lagrangian.
+
+    Parameters
+    ----------
+    F : FeatureFactor
+        ``K + ridge I = F F^T`` (``A = (F F^T)^{-1}`` of eq. 3.6, no intercept).
+    y_l : ndarray of shape (l,)
+        ``+1/-1`` labels of the rows ``labeled``.
+    labeled : ndarray of int
+        Indices of the labeled rows (every other row is unlabeled).
+    C : ndarray of shape (n,)
+        Slack weights ``C_l`` / ``C_u`` per row (``inf``: hard margin, eq. 3.8).
+    eps : float
+        Balance tolerance of eq. 3.5.
+    rank : int
+        Initial number of columns of ``R``.
+    max_rank : int
+        Upper bound on the columns after rank escapes.
+    sigma : float
+        Augmented Lagrangian penalty.
+    tol : float
+        Stopping tolerance on the multiplier change, the LMI and the relative gap.
+    max_outer, max_inner : int
+        Augmented Lagrangian rounds; L-BFGS iterations per round.
+    offset : float
+        Fixed offset ``b0`` of the predictions ``z + b0`` (constraints
+        ``y_i (z_i + b0) >= 1`` and ``W_ii + 2 b0 z_i + b0^2 >= 1``, still convex).
+    random_state : int, RandomState or None
+        Initial ``R``.
+
+    Returns
+    -------
+    LowRankResult
+    """
+    n, p = F.n, F.p
+    b0 = float(offset)
+    rng = np.random.RandomState(random_state) if not isinstance(
+        random_state, np.random.RandomState) else random_state
+    is_l = np.zeros(n, dtype=bool)
+    is_l[labeled] = True
+    unl = np.flatnonzero(~is_l)
+    lab = np.asarray(labeled)
+    l, nu = lab.size, unl.size
+    c = np.zeros(n)
+    c[lab] = 1.0 / l
+    c[unl] = -1.0 / nu
+    C = np.asarray(C, dtype=np.float64)
+    C_l, C_u = C[lab], C[unl]
+    y_l = np.asarray(y_l, dtype=np.float64)
+    gamma = np.zeros(n)
+    mu = 0.0
+    # start: u from the labeled targets spread by the kernel, R small and random
+    t0 = np.zeros((n, 1))
+    t0[lab, 0] = y_l
+    u = F.rmatvec(t0)[:, 0]
+    scale = np.linalg.norm(F.matvec(u[:, None])[:, 0])
+    u *= np.sqrt(n) / max(scale, 1e-12) * 0.5
+    R = rng.standard_normal((p, rank)) * (0.5 / np.sqrt(p))
+    n_evals = 0
+    history: list = []
+
+    def lagrangian(x, k, gamma, mu):
+        nonlocal n_evals
+        n_evals += 1
+        M = x.reshape(p, k)
+        Z = F.matvec(M)
+        z = Z[:, 0]
+        val = float(np.sum(M * M))
+        dZ = np.zeros_like(Z)
+        hl, sl = _huber(1.0 - y_l * (z[lab] + b0), gamma[lab], C_l, sigma)
+        m_u = np.einsum("ij,ij->i", Z[unl], Z[unl]) + 2 * b0 * z[unl] + b0 * b0
+        hu, su = _huber(1.0 - m_u, gamma[unl], C_u, sigma)
+        val += hl + hu
+        dZ[lab, 0] = -sl * y_l
+        dZ[unl] = -2.0 * su[:, None] * Z[unl]
+        dZ[unl, 0] -= 2.0 * b0 * su
+        s = c @ z
+        v = s + mu / sigma
+        excess = v - np.clip(v, -eps, eps)
+        val += 0.5 * sigma * excess * excess - mu * mu / (2 * sigma)
+        dZ[:, 0] += sigma * excess * c
+        grad = 2.0 * M + F.rmatvec(dZ)
+        return val, grad.ravel()
+
+    def primal(M):
+        Z = F.matvec(M)
+        z = Z[:, 0]
+        m_u = np.einsum("ij,ij->i", Z[unl], Z[unl]) + 2 * b0 * z[unl] + b0 * b0
+        obj = float(np.sum(M * M))
+        obj += float(np.sum(np.where(np.isfinite(C_l), C_l, 0)
+                            * np.maximum(0, 1 - y_l * (z[lab] + b0))))
+        obj += float(np.sum(np.where(np.isfinite(C_u), C_u, 0) * np.maximum(0, 1 - m_u)))
+        return obj, Z
+
+    def certificate(gamma, mu, M):
+        d = np.zeros(n)
+        d[unl] = gamma[unl]
+        op = LinearOperator((p, p), dtype=np.float64,
+                            matvec=lambda v: F.rmatvec(d[:, None] * F.matvec(
+                                np.asarray(v).reshape(p, 1)))[:, 0])
+        if p <= 3:
+            dense_op = op @ np.eye(p)
+            vals, vecs = np.linalg.eigh(dense_op)
+            lam, vec = vals[-1], vecs[:, -1]
+        else:
+            vals, vecs = eigsh(op, k=1, which="LA", tol=1e-8, maxiter=5000,
+                               v0=np.ones(p) / np.sqrt(p))
+            lam, vec = float(vals[0]), vecs[:, 0]
+        min_eig = 1.0 - lam
+        g = np.zeros(n)
+        g[lab] = gamma[lab] * y_l
+        g[unl] = 2.0 * b0 * gamma[unl]
+        g -= mu * c
+        h = F.rmatvec(g[:, None])[:, 0]
+        # at an inner stationary point the new multipliers satisfy (I - F^T D F)(2u) = h
+        # exactly, so g^T (A - D)^{-1} g = h^T (2u); the LMI itself is checked by Lanczos
+        dual = float(gamma[lab] @ (1 - b0 * y_l) + (1 - b0 * b0) * gamma[unl].sum()
+                     - eps * abs(mu) - 0.5 * h @ M[:, 0])
+        return min_eig, vec, dual
+
+    M = np.column_stack([u, R])
+    converged = False
+    min_eig, dual = -np.inf, -np.inf
+    outer = 0
+    for outer in range(1, max_outer + 1):
+        k = M.shape[1]
+        def inner(x, k=k, gamma=gamma, mu=mu):
+            return lagrangian(x, k, gamma, mu)
+
+        x, nit = lbfgs(inner, M.ravel(), max_iter=max_inner, gtol=1e-9)
+        M = x.reshape(p, k)
+        Z = F.matvec(M)
+        z = Z[:, 0]
+        new_gamma = gamma.copy()
+        new_gamma[lab] = np.clip(gamma[lab] + sigma * (1 - y_l * (z[lab] + b0)), 0, C_l)
+        m_u = np.einsum("ij,ij->i", Z[unl], Z[unl]) + 2 * b0 * z[unl] + b0 * b0
+        new_gamma[unl] = np.clip(gamma[unl] + sigma * (1 - m_u), 0, C_u)
+        v = c @ z + mu / sigma
+        new_mu = sigma * (v - np.clip(v, -eps, eps))
+        change = (np.abs(new_gamma - gamma).max() + abs(new_mu - mu)) / max(
+            1.0, np.abs(new_gamma).max())
+        gamma, mu = new_gamma, new_mu
+        obj, _ = primal(M)
+        min_eig, vec, dual = certificate(gamma, mu, M)
+        gap = (obj - dual) / max(1.0, abs(obj))
+        history.append(dict(outer=outer, rank=k - 1, objective=obj, dual=dual, min_eig=min_eig,
+                            change=change, inner_iter=nit))
+        logger.debug("outer %d: rank %d obj %.8g dual %.8g min_eig %.2e change %.2e", outer,
+                     k - 1, obj, dual, min_eig, change)
+        if min_eig < -max(tol, 1e-6) and k - 1 < max_rank:
+            # rank escape along the violated eigenvector of the dual slack
+            col = vec / np.linalg.norm(vec) * 1e-2
+            M = np.column_stack([M, col])
+            continue
+        if abs(gap) < tol and change < 10 * tol and min_eig > -tol:
+            converged = True
+            break
+    obj, Z = primal(M)
+    return LowRankResult(z=Z[:, 0].copy(), Q=Z[:, 1:].copy(), u=M[:, 0].copy(),
+                         R=M[:, 1:].copy(), gamma=gamma, mu=float(mu), objective=obj,
+                         dual_objective=dual, min_eig=float(min_eig), balance=float(c @ Z[:, 0]),
+                         n_outer=outer, n_evals=n_evals, converged=converged, history=history)
+
+
+def sparse_or_dense_mean(X) -> np.ndarray:
+    """Column means of a dense or sparse matrix as a flat array."""
+    return np.asarray(X.mean(axis=0)).ravel() if sp.issparse(X) else X.mean(axis=0)

@@ -1,0 +1,460 @@
+"""The semi-supervised linear SVMs of SVMlin as algorithms over a design matrix.
+
+* :func:`transductive_svm` -- transductive L2-SVM with multiple label switching (section 3.1
+  of Sindhwani & Keerthi 2006);
+* :func:`deterministic_annealing` -- deterministic annealing (section 3.2).
+
+They know nothing about estimators (:class:`semisup.TransductiveSVM` and
+:class:`semisup.DeterministicAnnealingSVM` wrap them) and import neither scikit-learn nor
+scipy.special, so that the command line starts fast.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from semisup._logging import get_logger, progress, report_unconverged
+from semisup.losses import HingeTerms, split_sample_weight, squared_hinge, transductive_objective
+from semisup.regularizers import Ridge
+from semisup.solvers.mfn import l2svm_mfn
+from semisup.solvers.roots import safeguarded_newton
+
+logger = get_logger(__name__)
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    """``1 / (1 + exp(-x))`` without overflow (scipy.special.expit, without its import)."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0, e) / (1.0 + e)
+
+
+def _xlogx(p: np.ndarray) -> np.ndarray:
+    """``p log p`` with ``0 log 0 = 0``."""
+    return p * np.log(np.where(p > 0, p, 1.0))
+
+
+def _rel_entr(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x log(x / y)``: 0 where ``x = 0``, ``inf`` where ``x > 0 = y``."""
+    pos = x > 0
+    with np.errstate(divide="ignore"):
+        return np.where(pos, x * np.log(np.where(pos, x, 1.0) / np.where(pos, y, 1.0)), 0.0)
+
+def initial_labels(outputs_u: np.ndarray, positive_fraction: float) -> np.ndarray:
+    """Threshold the outputs so that a fraction ``r`` of the unlabeled rows is positive."""
+    u = outputs_u.shape[0]
+    n_pos = int(round(positive_fraction * u))
+    labels = -np.ones(u)
+    labels[np.argsort(-outputs_u, kind="stable")[:n_pos]] = 1.0
+    return labels
+
+
+_FIRST_PAIRS = 1024  # candidates of each list ordered first by switch_labels
+
+
+def switch_labels(outputs_u: np.ndarray, labels_u: np.ndarray, max_switches: int | None) -> int:
+    """Switch up to ``S`` pairs of temporary labels that lower the objective (section 3.1.2).
+
+    ``L+``: active positives (output < 1) in ascending order of output; ``L-``: active
+    negatives (output > -1) in descending order.  Pairs are taken from the top of both
+    lists while the positive's output is below the negative's: for the squared hinge,
+    switching such a pair strictly lowers the objective at fixed ``w``.  The number of
+    positives, hence the balance constraint, is unchanged.  ``labels_u`` is modified in
+    place.
+
+    Returns
+    -------
+    int
+        Number of pairs switched.
+    """
+    pos = np.flatnonzero((labels_u > 0) & (outputs_u < 1.0))
+    neg = np.flatnonzero((labels_u < 0) & (outputs_u > -1.0))
+    k = min(pos.size, neg.size)
+    if max_switches is not None:
+        k = min(k, int(max_switches))
+    if k == 0:
+        return 0
+    # the switching pairs are a prefix of both orders (the condition is monotone), usually a
+    # short one: order only the first k0 of each list, and widen while every pair switches
+    k0 = min(k, _FIRST_PAIRS)
+    while True:
+        p = pos[smallest(outputs_u[pos], k0)]
+        q = neg[smallest(-outputs_u[neg], k0)]
+        n = int(np.count_nonzero(outputs_u[p] < outputs_u[q]))
+        if n < k0 or k0 == k:
+            break
+        k0 = min(k, 4 * k0)
+    labels_u[p[:n]] = -1.0
+    labels_u[q[:n]] = 1.0
+    return n
+
+
+def smallest(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` smallest values, ascending, ties by index.
+
+    Equals ``np.argsort(values, kind="stable")[:k]`` in ``O(n + k log k)``: a partition
+    finds the ``k``-th value, and only the candidates up to it are sorted.
+    """
+    if k >= values.size:
+        return np.argsort(values, kind="stable")[:k]
+    if k <= 0:
+        return np.empty(0, dtype=np.intp)
+    kth = np.partition(values, k - 1)[k - 1]
+    candidates = np.flatnonzero(values <= kth)  # in index order: a stable sort keeps ties so
+    return candidates[np.argsort(values[candidates], kind="stable")[:k]]
+
+
+@dataclass
+class TSVMResult:
+    """Outcome of :func:`transductive_svm`.
+
+    Attributes
+    ----------
+    w : ndarray
+        Final weights.
+    labels_u : ndarray
+        Final temporary labels of the unlabeled rows.
+    objective : float
+        Transductive objective at ``lam_u`` (section 3.2.3).
+    n_iter : int
+        Number of retrainings (l2-SVM-MFN calls).
+    n_switches : int
+        Pairs switched in total.
+    n_cg_iter : int
+        CGLS iterations in total.
+    history : list of dict
+        One entry per retraining: ``lam_u`` in force, objective at the fixed labels,
+        pairs switched just before.
+    """
+
+    w: np.ndarray
+    labels_u: np.ndarray
+    objective: float
+    n_iter: int
+    n_switches: int
+    n_cg_iter: int
+    history: list = field(default_factory=list)
+
+
+def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: float,
+                     positive_fraction: float, max_switches: int | None = None,
+                     lam_u_init: float = 1e-5, lam_u_growth: float = 1.5,
+                     mfn_options: dict | None = None, max_rounds: int = 100_000,
+                     reg=None, verbose: int = 0,
+                     sample_weight: np.ndarray | None = None) -> TSVMResult:
+    """Transductive L2-SVM-MFN with multiple switching.
+
+    Parameters
+    ----------
+    A : Design
+        Rows: the ``n_labeled`` labeled rows first, then the unlabeled rows.
+    n_labeled : int
+    y_l : ndarray
+        ``+1/-1`` labels of the labeled rows.
+    lam, lam_u : float
+        ``lambda`` and ``lambda'`` of the TSVM objective.
+    positive_fraction : float
+        ``r``, the fraction of unlabeled rows labeled positive.
+    max_switches : int or None
+        ``S``, pairs switched per round; ``1`` is Joachims' TSVM, ``None`` as many as
+        improve the objective.
+    lam_u_init, lam_u_growth : float
+        ``lambda'`` starts at ``min(lam_u_init, lam_u)`` and is multiplied by
+        ``lam_u_growth`` after each round of switching until it reaches ``lam_u``.
+    mfn_options : dict
+        Passed to :func:`semisup.solvers.mfn.l2svm_mfn`.
+    max_rounds : int
+        Safety bound on switching rounds per value of ``lambda'``.
+    reg : regulariser, optional
+        ``R`` of the objective; ``Ridge(lam)`` by default, a
+        :class:`semisup.regularizers.GraphRidge` adds a graph term.
+    verbose : int
+        A progress bar over the ``lam_u'`` stages; per-round lines at DEBUG level of the
+        ``semisup.solvers.s3vm`` logger.
+    sample_weight : ndarray, optional
+        Row weights (labeled rows first): the means of the objective become weighted means
+        (:func:`semisup.losses.split_sample_weight`).  Label switching keeps the paper's
+        rule (exact for equal weights of the switched pair) and the balance constraint
+        counts rows.
+    """
+    opts = dict(mfn_options or {})
+    l = n_labeled
+    u = A.n_rows - l
+    reg = Ridge(lam) if reg is None else reg
+    weights = split_sample_weight(sample_weight, l, u)
+    c_l, v_u = (np.full(l, 1.0 / l), np.full(u, 1.0 / max(u, 1))) if weights is None \
+        else weights
+    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, c_l), reg, **opts)
+    w = sup.w
+    o = A.matvec(w)
+    if u == 0:
+        return TSVMResult(w=w, labels_u=np.empty(0), objective=sup.objective, n_iter=1,
+                          n_switches=0, n_cg_iter=sup.n_cg_iter, history=[])
+    labels_u = initial_labels(o[l:], positive_fraction)
+    y = np.concatenate([y_l, labels_u])
+    cost = np.empty(l + u)
+    cost[:l] = c_l
+    lam_cur = min(lam_u_init, lam_u)
+    history = []
+    n_fits, n_switches, n_cg = 1, 0, sup.n_cg_iter
+    switched = 0
+    precond = None
+    n_stages, stage_lam = 1, lam_cur
+    while stage_lam < lam_u:
+        stage_lam, n_stages = min(stage_lam * lam_u_growth, lam_u), n_stages + 1
+    bar = progress(n_stages, "TSVM lam_u stages", verbose, "stage")
+    while True:
+        cost[l:] = lam_cur * v_u
+        for _ in range(max_rounds):
+            # label switches leave the row costs alone: the last preconditioner still serves
+            res = l2svm_mfn(A, HingeTerms(y, cost), reg, w0=w, outputs0=o,
+                            preconditioner0=precond, **opts)
+            precond = res.preconditioner
+            w, o = res.w, res.outputs
+            n_fits += 1
+            n_cg += res.n_cg_iter
+            history.append({"lam_u": lam_cur, "objective": res.objective, "switched": switched})
+            switched = switch_labels(o[l:], y[l:], max_switches)
+            n_switches += switched
+            logger.debug("TSVM lam_u'=%.3g objective=%.8g switched=%d", lam_cur,
+                         res.objective, switched)
+            if switched == 0:
+                break
+        else:
+            report_unconverged("label switching", f"{max_rounds} rounds at "
+                                                  f"lam_u'={lam_cur:.3g}")
+        bar.update()
+        if lam_cur >= lam_u:
+            break
+        lam_cur = min(lam_cur * lam_u_growth, lam_u)
+    bar.close()
+    objective = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u, weights)
+    logger.info("TSVM: %d stages, %d retrainings, %d pairs switched, %d CG iterations, "
+                "objective %.8g", n_stages, n_fits, n_switches, n_cg, objective)
+    return TSVMResult(w=w, labels_u=y[l:].copy(), objective=objective, n_iter=n_fits,
+                      n_switches=n_switches, n_cg_iter=n_cg, history=history)
+
+
+
+def optimal_beliefs(g: np.ndarray, temperature: float, positive_fraction: float,
+                    tol: float = 1e-10) -> tuple[np.ndarray, float]:
+    """The p-step: minimise eq. 6 over ``p`` subject to the balance constraint (eq. 7).
+
+    ``p_j = 1 / (1 + exp((g_j - 2 nu) / T))`` (eq. 9) with ``2 nu`` the root of
+    ``mean_j p_j = r``, found by safeguarded Newton / bisection.
+
+    Parameters
+    ----------
+    g : ndarray
+        ``g_j = lam_u [l_2(o_j) - l_2(-o_j)]``.
+    temperature : float
+        ``T > 0``.
+    positive_fraction : float
+        ``r`` in (0, 1).
+    tol : float
+        Tolerance on ``|mean p - r|``.
+
+    Returns
+    -------
+    p : ndarray
+    two_nu : float
+    """
+    T, r = float(temperature), float(positive_fraction)
+
+    def balance(s):
+        p = _expit((s - g) / T)
+        return float(p.mean()) - r, float(np.mean(p * (1.0 - p))) / T
+
+    shift = T * math.log(r / (1.0 - r))
+    lo, hi = float(g.min()) + shift, float(g.max()) + shift
+    s = safeguarded_newton(balance, lo, hi, x0=float(np.quantile(g, r)), tol=tol)
+    return _expit((s - g) / T), s
+
+
+def binary_entropy(p: np.ndarray) -> float:
+    """``H(p) = -sum_j [p_j log p_j + (1 - p_j) log(1 - p_j)]``."""
+    return -float(np.sum(_xlogx(p) + _xlogx(1.0 - p)))
+
+
+def binary_kl(p: np.ndarray, q: np.ndarray) -> float:
+    """``KL(p, q) = sum_j p_j log(p_j/q_j) + (1-p_j) log((1-p_j)/(1-q_j))`` (section 3.2.3)."""
+    return float(np.sum(_rel_entr(p, q) + _rel_entr(1.0 - p, 1.0 - q)))
+
+
+def annealing_objective(reg_value: float, outputs_l, y_l, outputs_u, p, lam_u: float,
+                        temperature: float, entropy: float | None = None,
+                        weights=None) -> float:
+    """The DA objective of eq. 6 at temperature ``T``.
+
+    ``entropy`` is ``H(p)`` if already known; ``weights`` the ``(c_l, v_u)`` of
+    :func:`semisup.losses.split_sample_weight` (weighted means).
+    """
+    u = outputs_u.shape[0]
+    c_l, v_u = (np.full(y_l.shape[0], 1.0 / y_l.shape[0]), np.full(u, 1.0 / u)) \
+        if weights is None else weights
+    obj = reg_value + 0.5 * float(c_l @ squared_hinge(y_l * outputs_l))
+    obj += 0.5 * lam_u * float((v_u * p) @ squared_hinge(outputs_u)
+                               + (v_u * (1.0 - p)) @ squared_hinge(-outputs_u))
+    if entropy is None:
+        entropy = binary_entropy(p)
+    return obj - 0.5 * temperature / u * entropy
+
+
+@dataclass
+class DAResult:
+    """Outcome of :func:`deterministic_annealing`.
+
+    Attributes
+    ----------
+    w : ndarray
+        Weights of the lowest transductive objective seen on the annealing path.
+    beliefs : ndarray
+        ``p_j`` at the returned solution.
+    objective : float
+        Its transductive objective (section 3.2.3).
+    n_iter : int
+        Alternating (p, w) iterations in total.
+    n_cg_iter : int
+        CGLS iterations in total.
+    history : list of dict
+        Per inner iteration: temperature, DA objective (eq. 6) after the p-step and
+        after the w-step, KL divergence, entropy, transductive objective.
+    """
+
+    w: np.ndarray
+    beliefs: np.ndarray
+    objective: float
+    n_iter: int
+    n_cg_iter: int
+    history: list = field(default_factory=list)
+
+
+def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: float,
+                            positive_fraction: float, temperature_init: float | None = None,
+                            temperature_decay: float = 1.5, max_outer_iter: int = 30,
+                            max_inner_iter: int = 100, kl_tol: float = 1e-6,
+                            entropy_tol: float = 1e-6, mfn_options: dict | None = None,
+                            reg=None, verbose: int = 0,
+                            sample_weight: np.ndarray | None = None) -> DAResult:
+    """DA for semi-supervised L2-SVMs: track the minimiser of eq. 6 as ``T`` decreases.
+
+    For each temperature, alternate the p-step (:func:`optimal_beliefs`) and the w-step
+    (L2-SVM-MFN on the labeled rows plus every unlabeled row twice, with labels +1 and -1
+    and costs ``lam_u p_j / u`` and ``lam_u (1 - p_j) / u`` — the duplicated rows share
+    one data row, so no data is copied) until ``KL(p, q) < u kl_tol``; then divide ``T`` by
+    ``temperature_decay`` until the entropy falls below ``u entropy_tol``.
+
+    Parameters
+    ----------
+    A : Design
+        Labeled rows first, then unlabeled rows.
+    n_labeled : int
+    y_l : ndarray
+        ``+1/-1`` labels of the labeled rows.
+    lam, lam_u : float
+    positive_fraction : float
+        ``r`` in the balance constraint (eq. 7).
+    temperature_init : float, optional
+        Starting ``T``; ``10 * lam_u`` when omitted.
+    temperature_decay : float
+    max_outer_iter, max_inner_iter : int
+    kl_tol, entropy_tol : float
+    mfn_options : dict
+    reg : regulariser, optional
+        ``Ridge(lam)`` by default; a :class:`semisup.regularizers.GraphRidge` adds a graph
+        term (manifold regularization on top of the S3VM loss).
+    verbose : int
+        A progress bar over the temperatures; one DEBUG line per temperature.
+    sample_weight : ndarray, optional
+        Row weights (labeled rows first): weighted means in eq. 6 (the p-step's ``g_j``
+        scales with ``u v_j``), see :func:`semisup.losses.split_sample_weight`.
+    """
+    opts = dict(mfn_options or {})
+    l = n_labeled
+    u = A.n_rows - l
+    reg = Ridge(lam) if reg is None else reg
+    weights = split_sample_weight(sample_weight, l, u)
+    c_l, v_u = (np.full(l, 1.0 / l), np.full(u, 1.0 / max(u, 1))) if weights is None \
+        else weights
+    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, c_l), reg, **opts)
+    w = sup.w
+    o = A.matvec(w)
+    r = float(positive_fraction)
+    if u == 0 or lam_u == 0.0:
+        return DAResult(w=w, beliefs=np.full(u, r), objective=sup.objective, n_iter=sup.n_iter,
+                        n_cg_iter=sup.n_cg_iter)
+    unl = np.arange(l, l + u)
+    rows = np.concatenate([np.arange(l), unl, unl])
+    y = np.concatenate([y_l, np.ones(u), -np.ones(u)])
+    cost = np.empty(l + 2 * u)
+    cost[:l] = c_l
+    T = 10.0 * lam_u if temperature_init is None else float(temperature_init)
+    p = np.full(u, r)
+    best_obj = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u, weights)
+    best_w, best_p = w.copy(), p.copy()
+    history = []
+    n_iter, n_cg = 0, sup.n_cg_iter
+    precond = None
+    bar = progress(max_outer_iter, "DA temperatures", verbose, "T")
+    for _outer in range(max_outer_iter):
+        for _inner in range(max_inner_iter):
+            q = p
+            g = lam_u * (squared_hinge(o[l:]) - squared_hinge(-o[l:]))
+            if weights is not None:
+                g *= u * v_u
+            p, _ = optimal_beliefs(g, T, r)
+            # H(p) once per p-step: each evaluation is two logarithms per unlabeled row
+            entropy = binary_entropy(p)
+            obj_p = annealing_objective(reg.value(w), o[:l], y_l, o[l:], p, lam_u, T, entropy,
+                                        weights)
+            cost[l:l + u] = lam_u * p * v_u
+            cost[l + u:] = lam_u * (1.0 - p) * v_u
+            # the preconditioner of the previous w-step serves while the row costs it was
+            # built for have barely moved (late inner iterations, low temperatures)
+            res = l2svm_mfn(A, HingeTerms(y, cost, rows=rows, n_rows=l + u), reg,
+                            w0=w, outputs0=o, preconditioner0=precond, **opts)
+            precond = res.preconditioner
+            w, o = res.w, res.outputs
+            n_iter += 1
+            n_cg += res.n_cg_iter
+            kl = binary_kl(p, q)
+            tobj = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u, weights)
+            history.append({
+                "temperature": T, "objective_p_step": obj_p,
+                "objective_w_step": annealing_objective(reg.value(w), o[:l], y_l, o[l:], p,
+                                                        lam_u, T, entropy, weights),
+                "kl": kl, "entropy": entropy, "transductive_objective": tobj})
+            if tobj < best_obj:
+                best_obj, best_w, best_p = tobj, w.copy(), p.copy()
+            if kl < u * kl_tol:
+                break
+        else:
+            report_unconverged("DA inner", f"KL >= u kl_tol after {max_inner_iter} (p, w) "
+                                           f"iterations at T={T:.3g}")
+        logger.debug("DA T=%.4g inner=%d entropy/u=%.3g objective=%.8g best=%.8g", T,
+                     _inner + 1, entropy / u, tobj, best_obj)
+        bar.update()
+        if entropy < u * entropy_tol:
+            break
+        T /= temperature_decay
+    else:
+        if entropy >= u * _SOFT_ENTROPY_FACTOR * entropy_tol:
+            report_unconverged("DA annealing",
+                               f"T={T * temperature_decay:.3g} with the beliefs still soft: "
+                               f"entropy/u={entropy / u:.3g}, entropy_tol={entropy_tol:g}; "
+                               "temperature_decay also shortens the path")
+    bar.close()
+    logger.info("DA: %d temperatures, %d (p, w) iterations, %d CG iterations, objective %.8g",
+                _outer + 1, n_iter, n_cg, best_obj)
+    return DAResult(w=best_w, beliefs=best_p, objective=best_obj, n_iter=n_iter,
+                    n_cg_iter=n_cg, history=history)
+
+
+# The temperature budget may end the path a little above ``entropy_tol`` (SecStr with the
+# defaults: H/u = 8e-6 after 30 temperatures, beliefs within 1e-6 of hard labels: nothing
+# left to change).  Above this many times ``entropy_tol`` the beliefs are still soft and the
+# path was cut short of the hard-label limit the method is defined by: say so.
+_SOFT_ENTROPY_FACTOR = 100.0
+

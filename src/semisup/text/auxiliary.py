@@ -1,0 +1,105 @@
+"""Aux-SVM (section 8.1.3, eq. 8.2): a weighted SVM on labeled plus auxiliary (retrieved) rows."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from semisup._validation import check_positive, unlabeled_mask
+from semisup.base import SemiSupervisedClassifierMixin
+from semisup.linear.svm import L2SVM
+
+
+class AuxiliarySVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
+    """Linear SVM in which auxiliary rows (documents retrieved by a query) weigh ``gamma``.
+
+    Eq. 8.2 of the thesis, ``min lambda ||w||^2 + sum_D xi_i + gamma sum_U xi_j``, where every
+    retrieved document carries the label of the query that retrieved it.  Here the loss is
+    the squared hinge of :class:`semisup.linear.L2SVM`, which solves it with sample weights
+    ``1`` (labeled) and ``gamma`` (auxiliary):
+    ``(lam/2)||w||^2 + (1/2) sum_D l_2 + (gamma/2) sum_U l_2``; ``lam = 2 lambda`` matches the
+    thesis's scaling (its ``lambda = gamma = 0.01`` is ``lam=0.02, gamma=0.01``).
+
+    Parameters
+    ----------
+    lam : float, default=0.02
+        Regularisation (``2 lambda`` of eq. 8.2).
+    gamma : float, default=0.01
+        Weight of the auxiliary rows, ``0 <= gamma``.
+    solver : {"auto", "mfn", "dcd"}, default="auto"
+        Solver of :class:`~semisup.linear.L2SVM`.
+    tol : float, default=1e-6
+        Solver tolerance.
+    random_state : int or None, default=None
+        Coordinate order of the dual solver.
+
+    Attributes
+    ----------
+    svm_ : L2SVM
+        The fitted weighted SVM.
+    coef_, intercept_, classes_ : fitted hyperplane(s).
+    n_auxiliary_ : int
+        Number of auxiliary rows used.
+    """
+
+    def __init__(self, lam: float = 0.02, gamma: float = 0.01, solver: str = "auto",
+                 tol: float = 1e-6, random_state=None):
+        self.lam = lam
+        self.gamma = gamma
+        self.solver = solver
+        self.tol = tol
+        self.random_state = random_state
+
+    def fit(self, X, y, auxiliary=None):
+        """Fit on labeled rows (weight 1) and auxiliary rows (weight ``gamma``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels; auxiliary rows carry the label of their query; ``-1`` rows are ignored.
+        auxiliary : array-like of bool of shape (n_samples,), optional
+            Marks the auxiliary rows; without it every labeled row has weight 1 (an SVM).
+
+        Returns
+        -------
+        self
+        """
+        check_positive(self.gamma, "gamma", allow_zero=True)
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
+                             "is None: give class labels (auxiliary rows: their query's label)")
+        y = np.asarray(y)
+        weight = np.ones(y.shape[0])
+        if auxiliary is not None:
+            auxiliary = np.asarray(auxiliary)
+            if auxiliary.dtype != bool or auxiliary.shape != y.shape:
+                raise ValueError("auxiliary must be a boolean mask with one entry per row of X")
+            if np.all(auxiliary | unlabeled_mask(y)):
+                raise ValueError("every labeled row is auxiliary: give at least one row of "
+                                 "truly labeled data (auxiliary=False)")
+            weight[auxiliary] = self.gamma
+        self.svm_ = L2SVM(lam=self.lam, solver=self.solver, tol=self.tol,
+                          random_state=self.random_state).fit(X, y, sample_weight=weight)
+        self.coef_ = self.svm_.coef_
+        self.intercept_ = self.svm_.intercept_
+        self.classes_ = self.svm_.classes_
+        self.n_features_in_ = self.svm_.n_features_in_
+        self.n_auxiliary_ = int(0 if auxiliary is None else auxiliary.sum())
+        return self
+
+    def decision_function(self, X):
+        """``w^T x + b`` (one column per class for more than two classes)."""
+        check_is_fitted(self, "svm_")
+        return self.svm_.decision_function(X)
+
+    def predict(self, X):
+        """Class labels."""
+        check_is_fitted(self, "svm_")
+        return self.svm_.predict(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

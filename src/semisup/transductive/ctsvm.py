@@ -1,0 +1,430 @@
+"""Convex relaxed transductive SVM (CTSVM, Xu et al., NIPS 2007; thesis chapter 3)."""
+
+from __future__ import annotations
+
+import logging
+import numbers
+import time
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+from semisup._validation import check_positive
+from semisup.solvers.lowrank_sdp import FeatureFactor, ctsvm_lowrank, sparse_or_dense_mean
+from semisup.solvers.svm import fit_precomputed_svm
+from semisup.transductive._base import KernelTransductiveBase, centre_kernel, check_int
+from semisup.transductive._sdp import ctsvm_sdp, ctsvm_vectors
+
+logger = logging.getLogger("semisup.transductive.ctsvm")
+
+SOLVERS = ("auto", "scs", "clarabel", "lowrank")
+
+
+def default_epsilon(y_l: np.ndarray, n: int) -> float:
+    """Data-driven balance tolerance of eq. 3.5 (the thesis gives no value).
+
+    Without intercept the kernel is centred, so ``sum_i z_i = 0`` and then
+    ``c^T z = (n / n_u) mean(z_l)``, with ``mean(z_l)`` close to the labeled class balance
+    ``ybar``.  The default admits that value plus one standard error of ``ybar``:
+    ``eps = (n / n_u) |ybar| + sqrt((1 - ybar^2) / l)``.
+    """
+    l = y_l.size
+    ybar = float(np.mean(y_l))
+    return (n / (n - l)) * abs(ybar) + float(np.sqrt(max(1.0 - ybar ** 2, 1.0 / l) / l))
+
+
+class ConvexTSVM(KernelTransductiveBase):
+    """Convex relaxation of the transductive SVM (CTSVM), eqs. 3.8 and 3.11.
+
+    The relaxation lifts the TSVM's predictions ``w`` (eq. 3.6) to ``(w, W)`` with
+    ``[[W, w], [w^T, 1]] >= 0`` and keeps ``y_i w_i >= 1`` (labeled), ``W_ii >= 1``
+    (unlabeled, the relaxation of ``w_i^2 >= 1``) and the balance ``|c^T w| <= epsilon``
+    (eq. 3.5), with hinge slacks weighted ``C_l`` and ``C_u``; its conic dual is eq. 3.11.
+    Two routes solve it:
+
+    * ``solver='scs'`` / ``'clarabel'``: eq. 3.11 as written, through cvxpy (n <= max_exact).
+      ``w`` comes from the LMI's dual matrix (``w = -Z[:N, N] / (2 Z_NN)``), not from eq.
+      3.7, which is ill-posed when the LMI is tight (as it is at the optimum).
+    * ``solver='lowrank'``: a Burer-Monteiro factorisation ``W = w w^T + Q Q^T`` solved by an
+      augmented Lagrangian with L-BFGS, certified by the smallest eigenvalue of the dual
+      slack (Lanczos) and a primal-dual gap; rank grows when the certificate fails.  Linear
+      kernels use the (sparse) features directly and never form an n x n matrix.
+
+    ``'auto'`` takes SCS for ``n <= max_exact`` and the low-rank route otherwise.
+
+    Intercept.  With a free intercept, ``A = P^T K^{-1} P`` is singular along
+    ``(1_n, -1)`` and the LMI forces every unlabeled multiplier to zero (the relaxation then
+    ignores the unlabeled rows; thesis digest §2.6).  ``fit_intercept=False`` (default)
+    centres the kernel instead (``A = (H K H + ridge I)^{-1}``, the Remark II form); the
+    thesis's regularised form ``A = P^T (K + ridge I)^{-1} P + intercept_ridge I`` is
+    available with ``fit_intercept=True`` (exact routes only).
+
+    Out of sample.  The thesis only transduces.  ``out_of_sample='expansion'`` uses the
+    relaxation's own function: the objective is ``(1/2) beta^T K beta`` with
+    ``beta = (K + ridge I)^{-1} (z + lambda e)``, so ``f(x) = k_x^T beta - lambda``, which
+    reproduces ``z`` on the training rows.  ``out_of_sample='svm'`` trains a kernel SVM (C =
+    C_l) on all training rows with their transduced labels.
+
+    Parameters
+    ----------
+    C_l : float
+        Slack weight of the labeled rows (``inf``: hard margin, eq. 3.8).
+    C_u : float or None
+        Slack weight of the unlabeled rows (``None``: ``C_l``, as in the thesis's experiments).
+    epsilon : float or 'auto'
+        Balance tolerance of eq. 3.5; ``'auto'``: :func:`default_epsilon`.
+    kernel : {'rbf', 'poly', 'linear', 'precomputed'}
+        Kernel (``'precomputed'``: ``X`` is the PSD kernel of the training rows).
+    gamma : float or None
+        RBF/poly width (``None``: the reciprocal mean squared distance).
+    degree : int
+        Degree of the polynomial kernel.
+    coef0 : float
+        Constant of the polynomial kernel.
+    ridge : float
+        Added to the kernel's diagonal, relative to its mean diagonal (K must be invertible).
+    fit_intercept : bool
+        Free intercept (degenerate without ``intercept_ridge``, see above) or centred kernel.
+    intercept_ridge : float
+        ``mu`` of ``A + mu I`` with ``fit_intercept=True``; bounds ``sum gamma_u <= mu (n+1)``.
+    slack : {'hinge', 'squared'}
+        Slack penalty: hinge (the box of eq. 3.11 as written) or squared (the thesis's primal;
+        exact routes only).
+    solver : {'auto', 'scs', 'clarabel', 'lowrank'}
+        See above.
+    max_exact : int
+        Largest n for the exact routes.
+    rounding : {'sign', 'eigenvector'}
+        Labels of the unlabeled rows: ``sign(w_i)`` (eq. 3.7's reading) or the sign of the
+        leading eigenvector of ``W`` aligned with the labeled rows.
+    out_of_sample : {'expansion', 'svm'}
+        Rule of ``decision_function`` (see above).
+    rank : int
+        Initial rank of the low-rank route.
+    max_rank : int
+        Largest rank after rank escapes.
+    tol : float
+        Solver tolerance.
+    max_iter : int
+        Iteration limit of the exact solver; augmented Lagrangian rounds of the low-rank route.
+    offset : {'none', 'prior'} or float
+        Fixed offset ``b0`` of the predictions ``z + b0`` (no intercept only): ``'none'`` is
+        the thesis's model; ``'prior'`` (default) takes the labeled class balance
+        ``mean(y_l)`` (0 for balanced labels).  The
+        centred kernel forces ``sum z = 0``, which pulls the unlabeled rows towards a balanced
+        split; the offset moves that centre to the labeled prior (for imbalanced data).  The
+        constraints stay convex: ``y_i (w_i + b0) >= 1``, ``W_ii + 2 b0 w_i + b0^2 >= 1``.
+    random_state : int, RandomState or None
+        Initial point of the low-rank route.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        Class labels.
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training rows (given or transduced).
+    relaxed_scores_ : ndarray of shape (n_samples,)
+        ``w`` of eq. 3.6 (first ``n`` entries) on the training rows.
+    W_diag_ : ndarray of shape (n_samples,)
+        Diagonal of the relaxation's ``W``.
+    intercept_ : float
+        ``lambda`` (0 without intercept).
+    offset_ : float
+        The fixed offset ``b0`` (included in ``relaxed_scores_`` and the decision function).
+    objective_ : float
+        Optimum of the relaxation.
+    dual_objective_ : float
+        Dual value (low-rank route; equal to ``objective_`` on the exact routes).
+    gamma_dual_ : ndarray of shape (n_samples,)
+        Multipliers ``gamma`` of eq. 3.11.
+    lmi_min_eig_ : float
+        Smallest eigenvalue of the (congruent) dual slack; ``>= -tol`` certifies the LMI.
+    epsilon_ : float
+        Balance tolerance used.
+    solver_ : str
+        Route used.
+    fit_time_ : float
+        Seconds in the solver.
+    fit_results_ : dict
+        Solver details (status, iterations, rank, history).
+    n_train_ : int
+        Number of training rows.
+    """
+
+    def __init__(self, C_l: float = 1.0, C_u: float | None = None, epsilon="auto",
+                 kernel: str = "rbf", gamma: float | None = None, degree: int = 3,
+                 coef0: float = 1.0, ridge: float = 1e-2, fit_intercept: bool = False,
+                 intercept_ridge: float = 1e-2, slack: str = "hinge", solver: str = "auto",
+                 max_exact: int = 300, rounding: str = "sign", out_of_sample: str = "expansion",
+                 rank: int = 2, max_rank: int = 20, tol: float = 1e-5, max_iter: int = 100_000,
+                 offset="prior", random_state=0):
+        self.C_l = C_l
+        self.C_u = C_u
+        self.epsilon = epsilon
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.ridge = ridge
+        self.fit_intercept = fit_intercept
+        self.intercept_ridge = intercept_ridge
+        self.slack = slack
+        self.solver = solver
+        self.max_exact = max_exact
+        self.rounding = rounding
+        self.out_of_sample = out_of_sample
+        self.rank = rank
+        self.max_rank = max_rank
+        self.tol = tol
+        self.max_iter = max_iter
+        self.offset = offset
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ parameters
+    def _check_params(self, n):
+        C_l = self._check_C(self.C_l, "C_l")
+        C_u = C_l if self.C_u is None else self._check_C(self.C_u, "C_u")
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        if self.slack not in ("hinge", "squared"):
+            raise ValueError(f"slack must be 'hinge' or 'squared', got {self.slack!r}")
+        if self.rounding not in ("sign", "eigenvector"):
+            raise ValueError(f"rounding must be 'sign' or 'eigenvector', got {self.rounding!r}")
+        if self.out_of_sample not in ("expansion", "svm"):
+            raise ValueError("out_of_sample must be 'expansion' or 'svm', got "
+                             f"{self.out_of_sample!r}")
+        check_positive(self.ridge, "ridge", allow_zero=True)
+        check_positive(self.tol, "tol")
+        max_exact = check_int(self.max_exact, "max_exact")
+        check_int(self.rank, "rank")
+        check_int(self.max_rank, "max_rank")
+        check_int(self.max_iter, "max_iter")
+        solver = self.solver
+        if solver == "auto":
+            solver = "scs" if n <= max_exact else "lowrank"
+        if solver in ("scs", "clarabel") and n > max_exact:
+            raise ValueError(f"n = {n} rows is too large for the exact SDP route "
+                             f"(solver={solver!r}, max_exact={max_exact}); use "
+                             "solver='lowrank' (the scalable Burer-Monteiro route) or 'auto'")
+        if solver == "lowrank" and (self.fit_intercept or self.slack == "squared"):
+            raise ValueError("solver='lowrank' supports fit_intercept=False and slack='hinge' "
+                             "only; use solver='scs' for the other variants")
+        if self.fit_intercept:
+            check_positive(self.intercept_ridge, "intercept_ridge")
+        if self.slack == "squared" and not (np.isfinite(C_l) and np.isfinite(C_u)):
+            raise ValueError("slack='squared' needs finite C_l and C_u")
+        return C_l, C_u, solver
+
+    @staticmethod
+    def _check_C(value, name):
+        if not isinstance(value, numbers.Real) or not value > 0:
+            raise ValueError(f"{name} must be a number > 0 (np.inf for a hard margin), got "
+                             f"{value!r}")
+        return float(value)
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Solve the relaxation on all rows of ``X``; ``y == -1`` marks the unlabeled ones.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Or the training kernel with ``kernel='precomputed'``.
+        y : array-like of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        self
+        """
+        data = self._check_common(X, y)
+        X = data.X
+        n = X.shape[0]
+        C_l, C_u, solver = self._check_params(n)
+        self.classes_ = data.classes
+        self.n_train_ = n
+        labeled, unl = data.labeled, data.unlabeled
+        y_l = data.binary_targets()
+        if self.epsilon == "auto":
+            eps = default_epsilon(y_l, n)
+        else:
+            eps = check_positive(self.epsilon, "epsilon", allow_zero=True)
+        self.epsilon_ = eps
+        if isinstance(self.offset, str):
+            if self.offset not in ("none", "prior"):
+                raise ValueError(f"offset must be 'none', 'prior' or a number, got "
+                                 f"{self.offset!r}")
+            b0 = 0.0 if self.offset == "none" else float(np.mean(y_l))
+        else:
+            b0 = float(self.offset)
+            if not np.isfinite(b0):
+                raise ValueError(f"offset must be finite, got {self.offset!r}")
+        if self.fit_intercept:
+            if not isinstance(self.offset, str) or self.offset == "none":
+                if b0 != 0.0:
+                    raise ValueError("offset needs fit_intercept=False (the intercept is "
+                                     "then free)")
+            b0 = 0.0                 # 'prior' is ignored with a free intercept
+        self.offset_ = b0
+        C = np.empty(n)
+        C[labeled] = C_l
+        C[unl] = C_u
+        self.gamma_ = self._kernel_params(X)
+        self.X_fit_ = X if self.kernel != "precomputed" else None
+        self.solver_ = solver
+        linear_features = solver == "lowrank" and self.kernel == "linear"
+        start = time.perf_counter()
+        if linear_features:
+            self._fit_lowrank_linear(X, y_l, labeled, C, eps)
+        else:
+            K = self._train_kernel(X)
+            self._fit_kernel(K, y_l, labeled, C, eps, solver)
+        self.fit_time_ = time.perf_counter() - start
+        self.relaxed_scores_ = self.relaxed_scores_ + b0
+        # rounding
+        z = self.relaxed_scores_
+        if self.rounding == "sign":
+            score_u = z[unl]
+        else:
+            score_u = self._leading_vector(labeled, y_l)[unl]
+        lab_pm = np.empty(n)
+        lab_pm[labeled] = y_l
+        lab_pm[unl] = np.where(score_u >= 0, 1.0, -1.0)
+        self.transduction_ = self.classes_[(lab_pm > 0).astype(int)]
+        self._labels_pm = lab_pm
+        if self.out_of_sample == "svm":
+            K = self._K_uncentred if hasattr(self, "_K_uncentred") else self._train_kernel(X)
+            self._svm = fit_precomputed_svm(K, lab_pm, C_l if np.isfinite(C_l) else 1e6)
+        self.__dict__.pop("_K_uncentred", None)
+        return self
+
+    def _leading_vector(self, labeled, y_l):
+        Zf = np.column_stack([self.relaxed_scores_, self._Q])
+        U, s, _ = np.linalg.svd(Zf, full_matrices=False)
+        v = U[:, 0]
+        if v[labeled] @ y_l < 0:
+            v = -v
+        return v
+
+    def _fit_kernel(self, K, y_l, labeled, C, eps, solver):
+        n = K.shape[0]
+        if self.out_of_sample == "svm":
+            self._K_uncentred = K
+        if self.fit_intercept:
+            Kr = K.copy()
+            self._centre = None
+        else:
+            Kr, row_mean, grand = centre_kernel(K)
+            self._centre = (row_mean, grand)
+        ridge = self.ridge * max(float(np.mean(np.diag(Kr))), 1e-12)
+        Kr[np.diag_indices_from(Kr)] += ridge
+        try:
+            chol = sla.cho_factor(Kr, lower=True)
+        except np.linalg.LinAlgError as exc:
+            raise ValueError("the kernel plus ridge is not positive definite; raise ridge") \
+                from exc
+        if solver == "lowrank":
+            Lc = np.tril(chol[0])
+            res = ctsvm_lowrank(FeatureFactor(dense=Lc), y_l, labeled, C, eps, rank=self.rank,
+                                max_rank=self.max_rank, tol=self.tol,
+                                max_outer=min(self.max_iter, 200), offset=self.offset_,
+                                random_state=self.random_state)
+            self._store_lowrank(res)
+            # beta = (K + ridge I)^{-1} z = L^{-T} u
+            self._beta = sla.solve_triangular(Lc, res.u, lower=True, trans="T")
+            self.intercept_ = 0.0
+            return
+        Kinv = sla.cho_solve(chol, np.eye(n))
+        Kinv = 0.5 * (Kinv + Kinv.T)
+        if self.fit_intercept:
+            P = np.hstack([np.eye(n), np.ones((n, 1))])
+            A = P.T @ Kinv @ P + self.intercept_ridge * np.eye(n + 1)
+        else:
+            A = Kinv
+        a, b, c = ctsvm_vectors(n, labeled, y_l, self.fit_intercept)
+        res = ctsvm_sdp(A, a, b, c, C, eps, slack=self.slack, solver=solver, tol=self.tol,
+                        max_iter=self.max_iter, offset=self.offset_)
+        z = res.w[:n]
+        lam = float(res.w[n]) if self.fit_intercept else 0.0
+        self.relaxed_scores_ = z
+        self.W_diag_ = np.diag(res.W)[:n].copy()
+        # a factor of W - w w^T for the eigenvector rounding
+        vals, vecs = np.linalg.eigh(res.W[:n, :n] - np.outer(z, z))
+        keep = vals > 1e-8 * max(1.0, vals.max())
+        self._Q = vecs[:, keep] * np.sqrt(vals[keep])
+        self.intercept_ = lam
+        self._beta = cho_solve_vec(chol, z + lam)
+        self.objective_ = res.objective
+        self.dual_objective_ = res.objective
+        self.gamma_dual_ = res.gamma
+        S = A - np.diag(np.r_[res.gamma, np.zeros(A.shape[0] - n)] * b)
+        self.lmi_min_eig_ = float(np.linalg.eigvalsh(S)[0])
+        self.fit_results_ = dict(status=res.status, solve_time=res.solve_time, alpha=res.alpha,
+                                 beta=res.beta, t=res.t, w_37=res.w_37, W=res.W)
+
+    def _fit_lowrank_linear(self, X, y_l, labeled, C, eps):
+        mean = sparse_or_dense_mean(X)
+        # ridge relative to the mean squared norm of the centred rows (the kernel's diagonal)
+        if sp.issparse(X):
+            sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        else:
+            sq = np.einsum("ij,ij->i", X, X)
+        diag_mean = max(float(sq.mean() - mean @ mean), 1e-12)
+        F = FeatureFactor(X=X, mean=mean, ridge=self.ridge * diag_mean)
+        res = ctsvm_lowrank(F, y_l, labeled, C, eps, rank=self.rank, max_rank=self.max_rank,
+                            tol=self.tol, max_outer=min(self.max_iter, 200),
+                            offset=self.offset_, random_state=self.random_state)
+        self._store_lowrank(res)
+        self._linear_w = res.u[:X.shape[1]].copy()
+        self._linear_mean = mean
+        self.intercept_ = 0.0
+
+    def _store_lowrank(self, res):
+        self.relaxed_scores_ = res.z
+        self._Q = res.Q
+        self.W_diag_ = res.z ** 2 + np.einsum("ij,ij->i", res.Q, res.Q)
+        self.objective_ = res.objective
+        self.dual_objective_ = res.dual_objective
+        self.gamma_dual_ = res.gamma
+        self.lmi_min_eig_ = res.min_eig
+        self.fit_results_ = dict(status="converged" if res.converged else "max_iter",
+                                 n_outer=res.n_outer, n_evals=res.n_evals, rank=res.rank,
+                                 gap=res.gap, balance=res.balance, history=res.history)
+        if not res.converged:
+            warnings.warn(f"ConvexTSVM low-rank route stopped after {res.n_outer} rounds "
+                          f"(relative gap {res.gap:.2e}, LMI eigenvalue {res.min_eig:.2e}); "
+                          "raise max_iter or tol", ConvergenceWarning, stacklevel=3)
+
+    # ------------------------------------------------------------------ predict
+    def decision_function(self, X) -> np.ndarray:
+        """Out-of-sample scores by the rule ``out_of_sample`` (positive: ``classes_[1]``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Or, with ``kernel='precomputed'``, the kernel against the training rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        if hasattr(self, "_linear_w") and self.out_of_sample == "expansion":
+            from semisup._validation import check_X
+            Xt = check_X(X, estimator=self)
+            return (np.asarray(Xt @ self._linear_w).ravel() - self._linear_mean @ self._linear_w
+                    + self.offset_)
+        Kt = self._test_kernel(X)
+        if self.out_of_sample == "svm":
+            return self._svm.decision_function(Kt)
+        if self._centre is not None:
+            row_mean, grand = self._centre
+            Kt = Kt - Kt.mean(axis=1, keepdims=True) - row_mean[None, :] + grand
+        return Kt @ self._beta - self.intercept_ + self.offset_
+
+
+def cho_solve_vec(chol, v):
+    """``(L L^T)^{-1} v`` from a :func:`scipy.linalg.cho_factor` result."""
+    return sla.cho_solve(chol, v)

@@ -1,0 +1,158 @@
+"""SDP-relaxed transductive SVM (RTSVM, eq. 3.2; De Bie & Cristianini, Xu & Schuurmans)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from semisup._validation import check_positive
+from semisup.solvers.svm import fit_precomputed_svm
+from semisup.transductive._base import KernelTransductiveBase, check_int
+from semisup.transductive._sdp import rtsvm_sdp
+
+
+class SDPRelaxedTSVM(KernelTransductiveBase):
+    """The O(n^2)-cone SDP relaxation of the TSVM (RTSVM), eq. 3.2: the CTSVM baseline.
+
+    ``y y^T`` is relaxed to a PSD matrix ``M`` with unit diagonal and the labeled block
+    fixed; the bias is dropped (``lambda = 0``).  Its cost grows as O(n^6.5), so it is
+    limited to ``n <= max_n`` rows (SCS).  Labels are read off ``M`` by its leading
+    eigenvector ``v`` (``M ~ v v^T`` when the relaxation is tight), signed so that
+    ``sum_{i in L} y_i v_i > 0``: ``y_hat_i = sign(v_i)``.  Out of sample, a bias-free SVM
+    on all training rows with their transduced labels gives the decision function.
+
+    Parameters
+    ----------
+    C : float
+        Slack weight.
+    balance : float, 'auto' or None
+        Adds ``e^T M e <= (balance n)^2`` (the relaxed class balance ``|sum y| <= balance n``);
+        ``'auto'``: the labeled balance ``|mean(y_l)|`` plus ``1 / sqrt(l)``; ``None``: eq. 3.2
+        as printed (no balance; it then admits one-class labelings).
+    kernel : {'rbf', 'poly', 'linear', 'precomputed'}
+        Kernel.
+    gamma : float or None
+        RBF/poly width (``None``: reciprocal mean squared distance).
+    degree : int
+        Polynomial degree.
+    coef0 : float
+        Polynomial constant.
+    solver : {'auto', 'scs', 'clarabel'}
+        Conic solver; ``'auto'``: Clarabel for ``n <= 40`` (accurate; its memory grows fast
+        with the ``n^2`` cone variables), SCS above (on this problem SCS often stops at its
+        iteration limit with a few digits only).
+    max_n : int
+        Largest number of rows accepted.
+    tol : float
+        Solver tolerance.
+    max_iter : int
+        Solver iteration limit.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        Class labels.
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training rows.
+    label_matrix_ : ndarray of shape (n_samples, n_samples)
+        The relaxed ``M``.
+    relaxed_scores_ : ndarray of shape (n_samples,)
+        ``sqrt(lambda_1) v`` (leading eigenpair of ``M``).
+    objective_ : float
+        Optimal ``t`` of eq. 3.2.
+    eigen_ratio_ : float
+        ``lambda_1 / trace(M)`` (1 when ``M`` has rank one).
+    fit_time_ : float
+        Seconds in the solver.
+    solver_ : str
+        Conic solver used.
+    n_train_ : int
+        Number of training rows.
+    """
+
+    def __init__(self, C: float = 1.0, balance="auto", kernel: str = "rbf",
+                 gamma: float | None = None, degree: int = 3, coef0: float = 1.0,
+                 solver: str = "auto", max_n: int = 100, tol: float = 1e-4,
+                 max_iter: int = 20_000):
+        self.C = C
+        self.balance = balance
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.solver = solver
+        self.max_n = max_n
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def fit(self, X, y):
+        """Solve eq. 3.2 on all rows; ``y == -1`` marks the unlabeled ones.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Or the training kernel with ``kernel='precomputed'``.
+        y : array-like of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        self
+        """
+        data = self._check_common(X, y)
+        X = data.X
+        n = X.shape[0]
+        C = check_positive(self.C, "C")
+        max_n = check_int(self.max_n, "max_n")
+        if n > max_n:
+            raise ValueError(f"n = {n} rows is too large for the RTSVM SDP (O(n^2) variables in "
+                             f"the cone, max_n={max_n}); use ConvexTSVM (solver='lowrank' "
+                             "scales to thousands of rows)")
+        y_l = data.binary_targets()
+        if self.solver not in ("auto", "scs", "clarabel"):
+            raise ValueError(f"solver must be 'auto', 'scs' or 'clarabel', got {self.solver!r}")
+        solver = self.solver if self.solver != "auto" else ("clarabel" if n <= 40 else "scs")
+        self.solver_ = solver
+        if self.balance == "auto":
+            balance = abs(float(np.mean(y_l))) + 1.0 / np.sqrt(y_l.size)
+        elif self.balance is None:
+            balance = None
+        else:
+            balance = check_positive(self.balance, "balance")
+        self.classes_ = data.classes
+        self.n_train_ = n
+        self.gamma_ = self._kernel_params(X)
+        self.X_fit_ = X if self.kernel != "precomputed" else None
+        K = self._train_kernel(X)
+        start = time.perf_counter()
+        res = rtsvm_sdp(K, data.labeled, y_l, C, balance, solver=solver, tol=self.tol,
+                        max_iter=self.max_iter)
+        self.fit_time_ = time.perf_counter() - start
+        vals, vecs = np.linalg.eigh(res.M)
+        v = vecs[:, -1]
+        if v[data.labeled] @ y_l < 0:
+            v = -v
+        self.label_matrix_ = res.M
+        self.objective_ = res.objective
+        self.eigen_ratio_ = float(vals[-1] / max(np.trace(res.M), 1e-12))
+        self.relaxed_scores_ = np.sqrt(max(vals[-1], 0.0)) * v
+        pm = np.where(v >= 0, 1.0, -1.0)
+        pm[data.labeled] = y_l
+        self.transduction_ = self.classes_[(pm > 0).astype(int)]
+        self._svm = fit_precomputed_svm(K, pm, C, fit_intercept=False)
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores of a bias-free SVM trained on the transduced labels (see the class notes).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Or, with ``kernel='precomputed'``, the kernel against the training rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return self._svm.decision_function(self._test_kernel(X))

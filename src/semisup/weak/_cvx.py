@@ -1,0 +1,97 @@
+"""Small convex programs of the weak-supervision estimators, written in cvxpy.
+
+Kept inside :mod:`semisup.weak` until the shared adapters of ``semisup.solvers.convex``
+exist; every function here builds one problem, solves it and returns plain arrays, so the
+move is mechanical.  cvxpy (an optional dependency, the ``weak`` extra) is imported lazily
+and a missing install fails here, in one place, with the fix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def import_cvxpy():
+    """cvxpy, or a ``ValueError`` naming the extra that installs it."""
+    try:
+        import cvxpy as cp
+    except ImportError as exc:  # pragma: no cover - exercised only without cvxpy
+        raise ImportError("this route needs cvxpy: pip install 'semisup[weak]' (or cvxpy)") \
+            from exc
+    return cp
+
+
+def default_solver(cp, psd: bool = False) -> str:
+    """SCS for SDPs (Clarabel's memory grows too fast with the LMI), else Clarabel or OSQP."""
+    installed = cp.installed_solvers()
+    if psd:
+        return "SCS"
+    if "CLARABEL" in installed:
+        return "CLARABEL"
+    return "OSQP" if "OSQP" in installed else "SCS"
+
+
+def solve(cp, problem, solver: str | None, psd: bool = False) -> None:
+    """Solve ``problem``; raise a clear error when the solver does not reach optimality."""
+    name = solver or default_solver(cp, psd)
+    options = {"eps": 1e-6, "max_iters": 100_000} if name == "SCS" else {}
+    try:
+        problem.solve(solver=name, **options)
+    except cp.error.SolverError:
+        if solver is not None:
+            raise
+        problem.solve(solver="SCS", eps=1e-7, max_iters=200_000)
+    if problem.status not in ("optimal", "optimal_inaccurate"):
+        raise RuntimeError(f"cvxpy ({name}) ended with status {problem.status!r}")
+
+
+def hinge_universum_qp(Z, y: np.ndarray, Z_u, cost: np.ndarray | float, cost_u: float,
+                       epsilon: float, fit_bias: bool = True, solver: str | None = None):
+    """Universum SVM with hinge and epsilon-insensitive losses (Weston et al. 2006).
+
+    Solves the primal (digest section 1.6; Problem II of the thesis with ``y`` and ``d``
+    fixed)
+
+    ``min_{w,b} (1/2)||w||^2 + sum_i c_i max(0, 1 - y_i (z_i.w + b))
+    + C_U sum_u max(0, |z_u.w + b| - eps)``
+
+    Parameters
+    ----------
+    Z : ndarray or sparse matrix of shape (l, r)
+        Features of the labeled rows (data rows, or a kernel factor).
+    y : ndarray of shape (l,)
+        ``+1/-1`` labels.
+    Z_u : ndarray or sparse matrix of shape (u, r)
+        Features of the universum rows (``u`` may be 0).
+    cost : float or ndarray of shape (l,)
+        ``c_i`` (``C`` of the labeled rows, possibly one per row).
+    cost_u : float
+        ``C_U``.
+    epsilon : float
+        Width of the insensitive zone.
+    fit_bias : bool
+        Free, unregularised bias ``b``; without it ``b = 0`` (put a constant feature in
+        ``Z`` for a regularised bias).
+
+    Returns
+    -------
+    w : ndarray of shape (r,)
+    b : float
+    objective : float
+        The primal objective at the solution.
+    """
+    cp = import_cvxpy()
+    r = Z.shape[1]
+    w = cp.Variable(r)
+    b = cp.Variable() if fit_bias else 0.0
+    cost = np.broadcast_to(np.asarray(cost, dtype=np.float64), (Z.shape[0],))
+    Zc = sp.csr_matrix(Z) if sp.issparse(Z) else np.asarray(Z, dtype=np.float64)
+    obj = 0.5 * cp.sum_squares(w) + cost @ cp.pos(1 - cp.multiply(y, Zc @ w + b))
+    if Z_u is not None and Z_u.shape[0]:
+        Zu = sp.csr_matrix(Z_u) if sp.issparse(Z_u) else np.asarray(Z_u, dtype=np.float64)
+        obj = obj + cost_u * cp.sum(cp.pos(cp.abs(Zu @ w + b) - epsilon))
+    problem = cp.Problem(cp.Minimize(obj))
+    solve(cp, problem, solver)
+    b_value = float(b.value) if fit_bias else 0.0
+    return np.asarray(w.value, dtype=np.float64), b_value, float(problem.value)

@@ -1,0 +1,722 @@
+"""Semi-supervised learning from a mixture of relevant and irrelevant unlabeled data (USSL).
+
+Thesis chapter 7 (digest section 6).  Each unlabeled point pays the smaller of its hinge
+loss as a ``+1/-1`` point (relevant) and its epsilon-insensitive loss as a universum point
+(irrelevant) -- Problem I:
+
+``min_{w, y_U} (1/2)||w||^2 + C_L sum_l H(y_i f_i) + C_U sum_u min(H(y_j f_j), U_eps(f_j))``
+
+with ``f = w^T x`` (the bias is a regularised weight on a constant feature: the thesis's
+dual has no bias, digest 6.4 item 2).  Two routes:
+
+* :func:`ussl_sdp` -- the thesis's route: the big-M mixed-integer program (Problem II),
+  dualised for fixed labels and memberships and relaxed to an SDP (Problem V), with the
+  digest's corrections: the epsilon term restored in the dual, the bias as a constant
+  feature, ``d_j = 1`` meaning *relevant* (the semantics the big-M constraints give), and
+  a stated rounding (``y_j = sign(y_1 M_y[1, j])``, ``d_j > 1/2``) followed by a refit of
+  the hinge Universum QP with the labels and memberships fixed.  ``O(n^2)`` variables:
+  ``n <= ~150``.
+* :func:`ussl_alternating` -- the scalable route: the squared losses, minimised by
+  alternating a linear solve (the library's finite Newton method with the universum's
+  margin-shifted terms) with the per-point choice of membership and the TSVM's balanced
+  label switching, under the TSVM's annealing of the unlabeled weight.  Every step lowers
+  the objective at the current weight; without the irrelevant option the iterates are
+  exactly those of :func:`semisup.linear.tsvm.transductive_svm`.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from semisup._validation import check_fraction, check_positive, check_semi_supervised
+from semisup.base import SemiSupervisedClassifierMixin
+from semisup.linear.tsvm import initial_labels, switch_labels
+from semisup.losses import HingeTerms
+from semisup.regularizers import Ridge
+from semisup.solvers.design import Design
+from semisup.solvers.mfn import l2svm_mfn
+from semisup.weak._cvx import hinge_universum_qp, import_cvxpy, solve
+
+logger = logging.getLogger("semisup.weak.mixture")
+
+
+def problem_objective(w: np.ndarray, outputs_l: np.ndarray, y_l: np.ndarray,
+                      outputs_u: np.ndarray, C_L: float, C_U: float, epsilon: float,
+                      C_I: float | None = None, loss: str = "hinge") -> float:
+    """Problem I at ``w``: each unlabeled point takes its cheaper option.
+
+    ``(1/2)||w||^2 + C_L sum_l h(y_i f_i) + sum_u min(C_U h(|f_j|), C_I u(f_j))`` with
+    ``h(t) = max(0, 1 - t)`` and ``u(t) = max(0, |t| - eps)`` (``loss="hinge"``, thesis eq.
+    7.1-7.3), or their squares (``loss="squared_hinge"``, the scalable route).  The best
+    label of a relevant point is ``sign(f_j)``, hence ``h(|f_j|)``.  ``C_I`` defaults to
+    ``C_U``; ``w`` includes the bias weight.
+    """
+    C_I = C_U if C_I is None else C_I
+    power = 1 if loss == "hinge" else 2
+    hl = np.maximum(0.0, 1.0 - y_l * outputs_l) ** power
+    hu = np.maximum(0.0, 1.0 - np.abs(outputs_u)) ** power
+    uu = np.maximum(0.0, np.abs(outputs_u) - epsilon) ** power
+    return 0.5 * float(w @ w) + C_L * float(hl.sum()) + float(
+        np.minimum(C_U * hu, C_I * uu).sum())
+
+
+# ----------------------------------------------------------------------------------------
+# SDP route (thesis Problems II-V with the digest's corrections)
+
+
+@dataclass
+class SDPResult:
+    """Outcome of :func:`ussl_sdp`.
+
+    Attributes
+    ----------
+    value : float
+        Optimal value of the relaxation: a lower bound of the MIP (Problem II) optimum in
+        the primal's scaling ``(1/2)||w||^2 + ...``.
+    M_y : ndarray of shape (n, n)
+        The relaxed label matrix ``y y^T``.
+    d : ndarray of shape (m,)
+        Relaxed memberships in ``[0, 1]``; ``1`` is relevant.
+    labels_u : ndarray of shape (m,)
+        Rounded labels ``sign(y_1 M_y[1, j])`` of the unlabeled points.
+    relevant : ndarray of bool of shape (m,)
+        Rounded memberships ``d_j > 1/2``.
+    status : str
+        cvxpy status.
+    """
+
+    value: float
+    M_y: np.ndarray
+    d: np.ndarray
+    labels_u: np.ndarray
+    relevant: np.ndarray
+    status: str
+
+
+def ussl_sdp(K: np.ndarray, y_l: np.ndarray, C_L: float, C_U: float, epsilon: float,
+             big_M: float, C_I: float | None = None, solver: str | None = None) -> SDPResult:
+    """The SDP relaxation of USSL (Problem V), with the epsilon and bias fixes.
+
+    For labels ``y`` and memberships ``d`` fixed, Problem II's dual (the thesis's
+    Problem III, in the ``1/2`` scaling, with the epsilon term it drops) is
+
+    ``g(y, d) = max_{alpha >= 0, B alpha <= c} a^T alpha - (1/2) alpha^T P alpha``,
+    ``alpha = (lambda; z^-; z^+)``, ``a = (1_l; 1 - M(1 - d); -(eps + M d); -(eps + M d))``,
+    ``P = [[K o yy^T, D_y K_U, -D_y K_U], [K_U^T D_y, K_UU, -K_UU], [., -K_UU, K_UU]]``.
+
+    Dualising the inner QP (multipliers ``nu >= 0``, ``delta >= 0``) and a Schur
+    complement give ``g(y, d) = min t`` subject to
+    ``[[P, a + nu - B^T delta], [., 2(t - delta^T c)]] >> 0``, which is linear in ``y y^T``
+    and ``d``.  Relaxing ``y y^T`` to ``M_y >> 0`` with ``diag(M_y) = 1`` and the labeled
+    block fixed, ``D_y`` to ``diag(y_1 M_y[1, :])``, and ``d`` to ``[0, 1]`` gives an SDP
+    whose value bounds ``min_{y, d} g(y, d)`` -- the MIP optimum -- from below.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Kernel over the labeled rows (first ``l``) and the unlabeled rows; include the
+        bias as a constant in the kernel (``K + s^2``).
+    y_l : ndarray of shape (l,)
+        ``+1/-1`` labels.
+    C_L, C_U, epsilon, big_M : float
+        Costs, insensitivity width and the big-M constant of Problem II.
+    C_I : float, optional
+        Cost of the epsilon-insensitive slacks (eq. 7.8's ``C_iU``); ``C_U`` by default.
+    solver : str, optional
+        cvxpy solver (Clarabel when installed, else SCS).
+
+    Returns
+    -------
+    SDPResult
+    """
+    cp = import_cvxpy()
+    K = np.asarray(K, dtype=np.float64)
+    n = K.shape[0]
+    l = y_l.shape[0]
+    m = n - l
+    U = slice(l, n)
+    My = cp.Variable((n, n), PSD=True)
+    d = cp.Variable(m)
+    nu = cp.Variable(n + 2 * m, nonneg=True)
+    delta = cp.Variable(n + m, nonneg=True)
+    t = cp.Variable()
+    y_vec = y_l[0] * My[0, :]                                   # y_j = y_1 M_y[1, j]
+    DyKU = cp.multiply(cp.reshape(y_vec, (n, 1), order="F"), K[:, U])
+    KUU = K[U, U]
+    P = cp.bmat([[cp.multiply(K, My), DyKU, -DyKU],
+                 [DyKU.T, KUU, -KUU],
+                 [-DyKU.T, -KUU, KUU]])
+    a = cp.hstack([np.ones(l), 1.0 - big_M * (1.0 - d), -(epsilon + big_M * d),
+                   -(epsilon + big_M * d)])
+    C_I = C_U if C_I is None else C_I
+    c = np.concatenate([np.full(l, C_L), np.full(m, C_U), np.full(m, C_I)])
+    Bt_delta = cp.hstack([delta[:n], delta[n:], delta[n:]])
+    u = a + nu - Bt_delta
+    N = n + 2 * m + 1
+    S = cp.Variable((N, N), PSD=True)
+    corner = 2 * (t - delta @ c)
+    lmi = cp.bmat([[P, cp.reshape(u, (N - 1, 1), order="F")],
+                   [cp.reshape(u, (1, N - 1), order="F"), cp.reshape(corner, (1, 1), order="F")]])
+    constraints = [S == lmi, cp.diag(My) == 1, My[:l, :l] == np.outer(y_l, y_l), d >= 0,
+                   d <= 1]
+    problem = cp.Problem(cp.Minimize(t), constraints)
+    solve(cp, problem, solver, psd=True)
+    M_y = np.asarray(My.value)
+    d_val = np.clip(np.asarray(d.value), 0.0, 1.0)
+    labels_u = np.where(y_l[0] * M_y[0, l:] >= 0, 1.0, -1.0)
+    return SDPResult(value=float(problem.value), M_y=M_y, d=d_val, labels_u=labels_u,
+                     relevant=d_val > 0.5, status=problem.status)
+
+
+# ----------------------------------------------------------------------------------------
+# Scalable route
+
+
+@dataclass
+class MixtureResult:
+    """Outcome of :func:`ussl_alternating`.
+
+    Attributes
+    ----------
+    w : ndarray
+        Weights (bias last).
+    labels_u : ndarray
+        Temporary ``+1/-1`` labels of the unlabeled rows.
+    relevant : ndarray of bool
+        Membership of the unlabeled rows.
+    objective : float
+        Objective in the TSVM scaling at the final weights, labels and memberships:
+        ``(lam/2)||w||^2 + (1/2l) sum_l l_2 + (1/2u) sum_u [lam_u l_2 or lam_i U_eps^2]``.
+    n_iter : int
+        Linear solves.
+    n_switches, n_moves : int
+        Label pairs switched and membership changes, in total.
+    history : list of dict
+        One entry per solve: ``lam_u`` in force, objective, switches and moves before it.
+    """
+
+    w: np.ndarray
+    labels_u: np.ndarray
+    relevant: np.ndarray
+    objective: float
+    n_iter: int
+    n_switches: int
+    n_moves: int
+    history: list = field(default_factory=list)
+
+
+def _mixture_terms(y_l, labels_u, relevant, lam_u_cur, lam_i_cur, epsilon, with_irrelevant):
+    l, u = y_l.shape[0], labels_u.shape[0]
+    hinge_cost = np.where(relevant, lam_u_cur / u, 0.0)
+    if not with_irrelevant:
+        return HingeTerms(np.concatenate([y_l, labels_u]),
+                          np.concatenate([np.full(l, 1.0 / l), hinge_cost]))
+    # rows 0..l+u-1; each unlabeled row has a hinge term and the two eps-insensitive halves,
+    # of which only the ones of its current membership carry a cost
+    unl = np.arange(l, l + u)
+    rows = np.concatenate([np.arange(l), unl, unl, unl])
+    signs = np.concatenate([y_l, labels_u, -np.ones(u), np.ones(u)])
+    eps_cost = np.where(relevant, 0.0, lam_i_cur / u)
+    costs = np.concatenate([np.full(l, 1.0 / l), hinge_cost, eps_cost, eps_cost])
+    margin = np.concatenate([np.ones(l + u), np.full(2 * u, -epsilon)])
+    return HingeTerms(signs, costs, rows=rows, n_rows=l + u, margin=margin)
+
+
+def ussl_alternating(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: float,
+                     lam_i: float | None, epsilon: float, positive_fraction: float,
+                     max_switches: int | None = None, lam_u_init: float = 1e-5,
+                     lam_u_growth: float = 1.5, mfn_options: dict | None = None,
+                     max_rounds: int = 10_000, polish: bool = True,
+                     local_moves: int = 20) -> MixtureResult:
+    """USSL with squared losses by alternating minimisation (the scalable route).
+
+    Minimises over ``w``, the labels ``y'`` and the memberships of the unlabeled rows
+
+    ``(lam/2)||w||^2 + (1/2l) sum_l l_2(y_i o_i)
+    + (1/2u) sum_u [relevant: lam_u l_2(y'_j o_j); irrelevant: lam_i max(0, |o_j| - eps)^2]``
+
+    with the TSVM's schedule (Sindhwani & Keerthi 2006, section 3.1): start from the
+    supervised L2-SVM, label the unlabeled rows by thresholding at the positive fraction
+    ``r``, raise the unlabeled weights from ``lam_u_init`` to ``lam_u`` (``lam_i`` in
+    proportion) by ``lam_u_growth``; at each weight repeat (i) the finite Newton solve
+    with labels and memberships fixed, (ii) each unlabeled row moves to its cheaper
+    membership at the current outputs, (iii) balanced switching of label pairs among the
+    relevant rows -- until nothing changes.  Each of (i)-(iii) lowers the objective.
+    With ``polish`` a last phase drops the balance constraint (Problem I has none): every
+    unlabeled row takes its best label and membership at the current outputs, then the
+    weights are re-solved, until nothing changes; then up to ``local_moves`` rows whose two
+    options cost nearly the same are flipped one at a time (each with a warm-started
+    re-solve), a flip kept when Problem I drops.  Both only lower Problem I.
+
+    Parameters
+    ----------
+    A : Design
+        Rows: the ``n_labeled`` labeled rows first, then the unlabeled rows.
+    n_labeled : int
+    y_l : ndarray
+        ``+1/-1`` labels.
+    lam, lam_u : float
+        As :func:`semisup.linear.tsvm.transductive_svm`.
+    lam_i : float or None
+        Weight of the irrelevant (epsilon-insensitive) option; ``None`` removes the option,
+        and the route is then the TSVM.
+    epsilon : float
+    positive_fraction : float
+        ``r`` of the temporary labels (over all unlabeled rows).
+    max_switches, lam_u_init, lam_u_growth, mfn_options, max_rounds :
+        As :func:`semisup.linear.tsvm.transductive_svm`.
+    polish : bool
+        Run the final unbalanced phase (only with the irrelevant option).
+    local_moves : int
+        Single-row membership flips tried per pass of the final phase.
+
+    Returns
+    -------
+    MixtureResult
+    """
+    opts = dict(mfn_options or {})
+    l = n_labeled
+    u = A.n_rows - l
+    reg = Ridge(lam)
+    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, np.full(l, 1.0 / l)), reg, **opts)
+    w = sup.w
+    o = A.matvec(w)
+    if u == 0:
+        return MixtureResult(w=w, labels_u=np.empty(0), relevant=np.empty(0, dtype=bool),
+                             objective=sup.objective, n_iter=1, n_switches=0, n_moves=0)
+    with_irr = lam_i is not None
+    labels_u = initial_labels(o[l:], positive_fraction)
+    relevant = np.ones(u, dtype=bool)
+    lam_cur = min(lam_u_init, lam_u)
+    history: list = []
+    n_fits, n_switches, n_moves = 1, 0, 0
+    switched = moved = 0
+    res = None
+    while True:
+        lam_i_cur = lam_i * lam_cur / lam_u if with_irr else 0.0
+        for _ in range(max_rounds):
+            terms = _mixture_terms(y_l, labels_u, relevant, lam_cur, lam_i_cur, epsilon,
+                                   with_irr)
+            res = l2svm_mfn(A, terms, reg, w0=w, outputs0=o, **opts)
+            w, o = res.w, res.outputs
+            n_fits += 1
+            history.append({"lam_u": lam_cur, "objective": res.objective,
+                            "switched": switched, "moved": moved})
+            moved = 0
+            if with_irr:
+                ou = o[l:]
+                rel_cost = lam_cur * np.maximum(0.0, 1.0 - labels_u * ou) ** 2
+                irr_cost = lam_i_cur * np.maximum(0.0, np.abs(ou) - epsilon) ** 2
+                move = np.where(relevant, irr_cost < rel_cost, rel_cost < irr_cost)
+                moved = int(np.count_nonzero(move))
+                relevant ^= move
+                n_moves += moved
+            idx = np.flatnonzero(relevant)
+            sub = labels_u[idx]
+            switched = switch_labels(o[l:][idx], sub, max_switches)
+            labels_u[idx] = sub
+            n_switches += switched
+            logger.debug("USSL lam_u'=%.3g objective=%.8g switched=%d moved=%d", lam_cur,
+                         res.objective, switched, moved)
+            if switched == 0 and moved == 0:
+                break
+        else:
+            warnings.warn(f"USSL: labels and memberships did not settle within {max_rounds} "
+                          f"rounds at lam_u'={lam_cur:.3g}", ConvergenceWarning, stacklevel=2)
+        if lam_cur >= lam_u:
+            break
+        lam_cur = min(lam_cur * lam_u_growth, lam_u)
+    if with_irr and polish:
+        # Problem I has no balance constraint: finish by descent on it.  Block steps: each
+        # row takes its best label and membership at the current outputs, then a re-solve.
+        # Single moves: the rows whose two options cost nearly the same are tried one at a
+        # time (flip, re-solve, keep if Problem I drops), which escapes the block steps'
+        # fixed points cheaply.
+        def label_free(w_, o_):
+            ou_ = o_[l:]
+            return reg.value(w_) + 0.5 / l * float(
+                np.sum(np.maximum(0.0, 1.0 - y_l * o_[:l]) ** 2)) + 0.5 / u * float(np.sum(
+                    np.minimum(lam_u * np.maximum(0.0, 1.0 - np.abs(ou_)) ** 2,
+                               lam_i * np.maximum(0.0, np.abs(ou_) - epsilon) ** 2)))
+
+        def resolve(labels, rel, w_, o_):
+            terms_ = _mixture_terms(y_l, labels, rel, lam_u, lam_i, epsilon, True)
+            return l2svm_mfn(A, terms_, reg, w0=w_, outputs0=o_, **opts)
+
+        tried: set = set()
+        for _ in range(max_rounds):
+            while True:
+                ou = o[l:]
+                rel_cost = lam_u * np.maximum(0.0, 1.0 - np.abs(ou)) ** 2
+                irr_cost = lam_i * np.maximum(0.0, np.abs(ou) - epsilon) ** 2
+                new_relevant = np.where(relevant, rel_cost <= irr_cost, rel_cost < irr_cost)
+                new_labels = np.where(new_relevant, np.where(ou >= 0, 1.0, -1.0), labels_u)
+                if np.array_equal(new_labels, labels_u) and \
+                        np.array_equal(new_relevant, relevant):
+                    break
+                n_moves += int(np.count_nonzero(new_relevant != relevant))
+                labels_u, relevant = new_labels, new_relevant
+                res = resolve(labels_u, relevant, w, o)
+                w, o = res.w, res.outputs
+                n_fits += 1
+                history.append({"lam_u": lam_u, "objective": res.objective, "switched": 0,
+                                "moved": -1})
+            f_cur = label_free(w, o)
+            ou = o[l:]
+            gap = np.abs(lam_u * np.maximum(0.0, 1.0 - np.abs(ou)) ** 2
+                         - lam_i * np.maximum(0.0, np.abs(ou) - epsilon) ** 2)
+            improved = False
+            for j in np.argsort(gap, kind="stable")[:local_moves]:
+                if (int(j), bool(relevant[j])) in tried:
+                    continue
+                tried.add((int(j), bool(relevant[j])))
+                rel = relevant.copy()
+                rel[j] = not rel[j]
+                labels = labels_u.copy()
+                labels[j] = 1.0 if ou[j] >= 0 else -1.0
+                trial = resolve(labels, rel, w, o)
+                n_fits += 1
+                if label_free(trial.w, trial.outputs) < f_cur * (1 - 1e-9):
+                    labels_u, relevant, w, o = labels, rel, trial.w, trial.outputs
+                    n_moves += 1
+                    history.append({"lam_u": lam_u, "objective": trial.objective,
+                                    "switched": 0, "moved": -2})
+                    improved = True
+                    break
+            if not improved:
+                break
+    final = _mixture_terms(y_l, labels_u, relevant, lam_u, lam_i or 0.0, epsilon, with_irr)
+    objective = reg.value(w) + final.value(o)
+    return MixtureResult(w=w, labels_u=labels_u, relevant=relevant, objective=objective,
+                         n_iter=n_fits, n_switches=n_switches, n_moves=n_moves,
+                         history=history)
+
+
+# ----------------------------------------------------------------------------------------
+# Estimator
+
+
+class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, ClassifierMixin,
+                 BaseEstimator):
+    """Linear USSL: semi-supervised SVM whose unlabeled rows mix relevant and irrelevant points.
+
+    Each unlabeled row is judged either relevant (a ``+1/-1`` point with the hinge loss, as
+    in a TSVM) or irrelevant (a universum point with the epsilon-insensitive loss, as in
+    :class:`UniversumSVM`), whichever costs less (thesis chapter 7, Problem I; digest
+    section 6).  ``fit(X, y)`` takes ``y == -1`` for every unlabeled row; nobody says which
+    of them are relevant.
+
+    Parameters
+    ----------
+    C_L : float, default=1.0
+        Cost of the labeled rows.
+    C_U : float, default=1.0
+        Cost of the unlabeled rows treated as relevant.
+    C_irrelevant : float or None, default=None
+        Cost of the unlabeled rows treated as irrelevant (``C_iU`` of eq. 7.8); ``None``
+        is ``C_U`` as in Problem I.
+    epsilon : float, default=0.2
+        Width of the insensitive zone of irrelevant rows (the thesis's 0.2).
+    method : {"alternating", "sdp"}, default="alternating"
+        ``"alternating"``: squared losses, finite Newton solves, scales to 10^5+ rows
+        (:func:`ussl_alternating`).  ``"sdp"``: the thesis's SDP relaxation with hinge
+        losses (:func:`ussl_sdp`), rounded and refitted; dense, ``n <= max_sdp_rows``.
+    allow_irrelevant : bool, default=True
+        ``False`` removes the irrelevant option: the alternating route is then exactly
+        :class:`semisup.linear.TransductiveSVM` (with ``lam = 1/(2 l C_L)``,
+        ``lam_u = 2 u lam C_U``, ``lam_u_init = anneal_start * lam_u``).
+    positive_fraction : float or None, default=None
+        Fraction of positive temporary labels; ``None``: the labeled rows' prior.
+    max_switches : int or None, default=None
+        Label pairs switched per round (alternating route).
+    anneal_start : float, default=1e-5
+        The unlabeled weights start at this fraction of their final value.
+    anneal_growth : float, default=1.5
+    big_M : float or None, default=None
+        Big-M of Problem II (SDP route); ``None``: ``1 + eps + max |f|`` over the unlabeled
+        rows for the supervised hinge solution, at least 2 (digest 6.4 item 4).
+    max_sdp_rows : int, default=200
+        Refuse the SDP route above this many rows.
+    sdp_solver : str or None, default=None
+        cvxpy solver of the SDP route (Clarabel when installed, else SCS).
+    n_roundings : int, default=10
+        Random-hyperplane roundings of the SDP's label matrix tried besides the two
+        deterministic ones (:func:`round_sdp`).
+    random_state : int or None, default=None
+        Seed of those roundings (``None``: 0, so fits repeat).
+    fit_intercept : bool, default=True
+        Constant feature whose (regularised) weight is the bias.
+    intercept_scaling : float, default=1.0
+    tol : float, default=1e-6
+        CGLS tolerance (alternating route).
+    max_iter : int, default=50
+        Newton iterations per solve (alternating route).
+    max_cg_iter : int, default=10000
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    coef_ : ndarray of shape (1, n_features)
+    intercept_ : ndarray of shape (1,)
+    relevant_ : ndarray of bool of shape (n_samples,)
+        Whether each training row was judged relevant (labeled rows: ``True``).
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training rows: the given labels, and the classifier's prediction
+        for every unlabeled row (relevant or not; read ``relevant_`` alongside).
+    objective_ : float
+        Problem I at the solution (:func:`problem_objective`): hinge losses for the SDP
+        route, squared ones for the alternating route.
+    sdp_value_ : float
+        Value of the SDP relaxation (SDP route only): a lower bound of Problem I's optimum.
+    sdp_labels_ : ndarray
+        Rounded labels of the unlabeled rows (SDP route only).
+    big_M_ : float
+        Big-M used (SDP route only).
+    n_features_in_ : int
+    n_iter_ : int
+        Linear solves of the alternating route; 1 for the SDP route.
+    fit_result_ : MixtureResult or SDPResult
+    """
+
+    def __init__(self, C_L: float = 1.0, C_U: float = 1.0, C_irrelevant: float | None = None,
+                 epsilon: float = 0.2, method: str = "alternating", allow_irrelevant: bool = True,
+                 positive_fraction: float | None = None, max_switches: int | None = None,
+                 anneal_start: float = 1e-5, anneal_growth: float = 1.5,
+                 big_M: float | None = None, max_sdp_rows: int = 200,
+                 sdp_solver: str | None = None, n_roundings: int = 10, random_state=None,
+                 fit_intercept: bool = True,
+                 intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int = 50,
+                 max_cg_iter: int = 10_000):
+        self.C_L = C_L
+        self.C_U = C_U
+        self.C_irrelevant = C_irrelevant
+        self.epsilon = epsilon
+        self.method = method
+        self.allow_irrelevant = allow_irrelevant
+        self.positive_fraction = positive_fraction
+        self.max_switches = max_switches
+        self.anneal_start = anneal_start
+        self.anneal_growth = anneal_growth
+        self.big_M = big_M
+        self.max_sdp_rows = max_sdp_rows
+        self.sdp_solver = sdp_solver
+        self.n_roundings = n_roundings
+        self.random_state = random_state
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_cg_iter = max_cg_iter
+
+    def _validate_params(self) -> None:
+        check_positive(self.C_L, "C_L")
+        check_positive(self.C_U, "C_U")
+        if self.C_irrelevant is not None:
+            check_positive(self.C_irrelevant, "C_irrelevant")
+        check_positive(self.epsilon, "epsilon", allow_zero=True)
+        check_positive(self.intercept_scaling, "intercept_scaling")
+        check_positive(self.tol, "tol")
+        if self.method not in ("alternating", "sdp"):
+            raise ValueError(f"method must be 'alternating' or 'sdp', got {self.method!r}")
+        if self.positive_fraction is not None:
+            check_fraction(self.positive_fraction, "positive_fraction")
+        if not 0 < self.anneal_start <= 1:
+            raise ValueError(f"anneal_start must be in (0, 1], got {self.anneal_start!r}")
+        if not self.anneal_growth > 1:
+            raise ValueError(f"anneal_growth must be > 1, got {self.anneal_growth!r}")
+        if self.big_M is not None:
+            check_positive(self.big_M, "big_M")
+        if self.method == "sdp" and not self.allow_irrelevant:
+            raise ValueError("allow_irrelevant=False is the TSVM: use method='alternating'")
+
+    def fit(self, X, y):
+        """Fit on ``(X, y)``; rows with ``y == -1`` are the unlabeled mixture.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two class labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        data = check_semi_supervised(X, y, require_unlabeled=True, estimator=self)
+        if data.classes.size != 2:
+            raise ValueError("Only binary classification is supported. MixtureSSL is binary; "
+                             f"y has {data.classes.size} classes "
+                             f"{data.classes.tolist()}")
+        y_l = data.binary_targets(1)
+        order = np.concatenate([data.labeled, data.unlabeled])
+        l, u = data.labeled.size, data.unlabeled.size
+        C_I = self.C_U if self.C_irrelevant is None else self.C_irrelevant
+        if self.method == "sdp":
+            w, rel_u, loss = self._fit_sdp(data, order, y_l, C_I)
+        else:
+            w, rel_u, loss = self._fit_alternating(data, order, y_l, C_I)
+        design = Design(data.X, self.fit_intercept, self.intercept_scaling)
+        coef, b = design.weights_to_coef(w)
+        self.classes_ = data.classes
+        self.coef_ = coef[None, :]
+        self.intercept_ = np.array([b])
+        self.n_features_in_ = data.X.shape[1]
+        o = design.matvec(w)
+        self.objective_ = problem_objective(w, o[data.labeled], y_l, o[data.unlabeled],
+                                            self.C_L, self.C_U, self.epsilon, C_I, loss)
+        relevant = np.ones(l + u, dtype=bool)
+        relevant[data.unlabeled] = rel_u
+        self.relevant_ = relevant
+        if u and not rel_u.any():
+            warnings.warn("MixtureSSL judged every unlabeled row irrelevant: the classifier "
+                          "is a Universum SVM on them; lower C_irrelevant or epsilon if the "
+                          "unlabeled rows are known to hold relevant points", UserWarning,
+                          stacklevel=2)
+        transduction = self.classes_[(o > 0).astype(int)]
+        transduction[data.labeled] = data.classes[data.y_index]
+        self.transduction_ = transduction
+        return self
+
+    def _fit_alternating(self, data, order, y_l, C_I):
+        l, u = data.labeled.size, data.unlabeled.size
+        A = Design(data.X, self.fit_intercept, self.intercept_scaling).restrict(order)
+        lam = 1.0 / (2.0 * l * self.C_L)
+        lam_u = 2.0 * max(u, 1) * lam * self.C_U
+        lam_i = 2.0 * max(u, 1) * lam * C_I if self.allow_irrelevant else None
+        r = self.positive_fraction
+        if r is None:
+            r = min(max(float(np.mean(y_l > 0)), 1e-3), 1 - 1e-3)
+        res = ussl_alternating(A, l, y_l, lam, lam_u, lam_i, float(self.epsilon), r,
+                               max_switches=self.max_switches,
+                               lam_u_init=self.anneal_start * lam_u,
+                               lam_u_growth=self.anneal_growth,
+                               mfn_options=dict(tol=self.tol, max_iter=self.max_iter,
+                                                max_cg_iter=self.max_cg_iter))
+        self.fit_result_ = res
+        self.n_iter_ = int(res.n_iter)
+        return res.w, res.relevant.copy(), "squared_hinge"
+
+    def _fit_sdp(self, data, order, y_l, C_I):
+        n = order.size
+        l = data.labeled.size
+        if n > self.max_sdp_rows:
+            raise ValueError(f"method='sdp' has O(n^2) variables and is limited to "
+                             f"max_sdp_rows={self.max_sdp_rows} rows, got {n}: use "
+                             "method='alternating' (or raise max_sdp_rows)")
+        X = data.X[order]
+        X = X.toarray() if sp.issparse(X) else np.asarray(X)
+        if self.fit_intercept:
+            X = np.hstack([X, np.full((n, 1), self.intercept_scaling)])
+        K = X @ X.T
+        big_M = self.big_M
+        if big_M is None:
+            w0, _, _ = hinge_universum_qp(X[:l], y_l, None, self.C_L, 0.0, 0.0, fit_bias=False,
+                                          solver=self.sdp_solver)
+            big_M = max(2.0, 1.0 + self.epsilon + float(np.abs(X[l:] @ w0).max(initial=0.0)))
+        self.big_M_ = float(big_M)
+        sdp = ussl_sdp(K, y_l, self.C_L, self.C_U, float(self.epsilon), float(big_M),
+                       C_I=C_I, solver=self.sdp_solver)
+        self.sdp_value_ = sdp.value
+        self.fit_result_ = sdp
+        self.n_iter_ = 1
+        w, labels_u, rel = round_sdp(sdp, X, y_l, self.C_L, self.C_U, C_I, float(self.epsilon),
+                                     n_samples=self.n_roundings, random_state=self.random_state,
+                                     solver=self.sdp_solver)
+        self.sdp_labels_ = labels_u
+        return w, rel, "hinge"
+
+    def decision_function(self, X):
+        """``w^T x + b``; positive values predict ``classes_[1]``."""
+        check_is_fitted(self)
+        return super().decision_function(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+def round_sdp(sdp: SDPResult, Z: np.ndarray, y_l: np.ndarray, C_L: float, C_U: float,
+              C_I: float, epsilon: float, n_samples: int = 10, random_state=None,
+              solver: str | None = None):
+    """Round the SDP solution to labels and memberships, and refit (digest 6.4 item 5).
+
+    The thesis leaves the rounding open, and the relaxed memberships are often all near
+    one value (the big-M relaxation is loose), so a fixed threshold can be poor.  We try
+    a few candidates and keep the one whose refit (:func:`refit_fixed`) has the lowest
+    Problem I value (:func:`problem_objective`, hinge):
+
+    * labels: ``sign(y_1 M_y[1, j])``, the signs of the leading eigenvector of ``M_y``
+      and ``n_samples`` random-hyperplane roundings of a factor of ``M_y`` (Goemans &
+      Williamson), each oriented by the first labeled row;
+    * memberships: ``d_j > 1/2`` and ``d_j >= median(d)``.
+
+    Returns
+    -------
+    w : ndarray
+        Refitted weights.
+    labels_u : ndarray
+        Chosen labels of the unlabeled rows.
+    relevant : ndarray of bool
+        Memberships after the refit: each unlabeled row's cheaper option at ``w``.
+    """
+    l = y_l.shape[0]
+    M_y = 0.5 * (sdp.M_y + sdp.M_y.T)
+    vals, vecs = np.linalg.eigh(M_y)
+    V = vecs * np.sqrt(np.clip(vals, 0.0, None))
+    rng = np.random.default_rng(0 if random_state is None else random_state)
+    raw = [y_l[0] * M_y[0, :], vecs[:, -1]]
+    raw += [V @ rng.normal(size=V.shape[1]) for _ in range(int(n_samples))]
+    label_sets = []
+    for v in raw:
+        lab = np.where(v >= 0, 1.0, -1.0)
+        if lab[0] != y_l[0]:
+            lab = -lab
+        lab_u = lab[l:]
+        if not any(np.array_equal(lab_u, s) for s in label_sets):
+            label_sets.append(lab_u)
+    d = sdp.d
+    member_sets = [d > 0.5, d >= np.median(d)] if d.size else [d > 0.5]
+    best = None
+    for lab_u in label_sets:
+        for rel in member_sets:
+            w = refit_fixed(Z, y_l, lab_u, rel, C_L, C_U, C_I, epsilon, solver=solver)
+            o = Z @ w
+            value = problem_objective(w, o[:l], y_l, o[l:], C_L, C_U, epsilon, C_I, "hinge")
+            if best is None or value < best[0]:
+                best = (value, w, lab_u)
+    _, w, lab_u = best
+    o_u = Z[l:] @ w
+    relevant = C_U * np.maximum(0.0, 1.0 - np.abs(o_u)) <= \
+        C_I * np.maximum(0.0, np.abs(o_u) - epsilon)
+    return w, lab_u, relevant
+
+
+def refit_fixed(Z: np.ndarray, y_l: np.ndarray, labels_u: np.ndarray, relevant: np.ndarray,
+                C_L: float, C_U: float, C_I: float, epsilon: float,
+                solver: str | None = None) -> np.ndarray:
+    """Problem II's convex QP with labels and memberships fixed (the rounding's refit).
+
+    A hinge Universum SVM without a free bias (``Z`` carries the constant feature): the
+    labeled rows and the relevant unlabeled rows (with ``labels_u``) pay the hinge loss,
+    the irrelevant ones the epsilon-insensitive loss.  Digest 6.4 item 5.
+    """
+    l = y_l.shape[0]
+    Zu = Z[l:]
+    Z_h = np.vstack([Z[:l], Zu[relevant]])
+    y_h = np.concatenate([y_l, labels_u[relevant]])
+    cost = np.concatenate([np.full(l, C_L), np.full(int(relevant.sum()), C_U)])
+    w, _, _ = hinge_universum_qp(Z_h, y_h, Zu[~relevant], cost, C_I, epsilon, fit_bias=False,
+                                 solver=solver)
+    return w

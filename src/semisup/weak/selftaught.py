@@ -1,0 +1,419 @@
+"""Self-taught learning (Raina et al. 2007) and supervised self-taught learning (thesis ch. 6).
+
+STL (:class:`SelfTaughtClassifier`, digest 5.1): learn a sparse-coding dictionary on the
+weakly related unlabeled rows, code the labeled rows with it, train a linear SVM on the
+codes.  SSTL (:class:`SupervisedSelfTaught`, digest 5.2-5.4, Algorithm 3): learn the
+dictionary, the codes and the SVM jointly,
+
+``min sum_i ||x_i - a_i D||^2 + beta ||a_i||_1 + lam sum_labeled sum_o eps_o^i
++ gamma sum_o ||w_o||^2``,  ``||d_j|| <= 1``, ``y_o^i (w_o . a_i + c_o) >= 1 - eps_o^i``,
+
+over labeled *and* unlabeled rows, by alternating convex steps.  Dictionaries are stored
+as scikit-learn stores them: ``components_`` of shape ``(n_components, n_features)``, one
+atom per row, so that ``x ~ a @ components_``.  scikit-learn's sparse coding minimises
+``(1/2)||x - a D||^2 + alpha ||a||_1``: our ``beta`` is ``2 alpha``.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.decomposition import MiniBatchDictionaryLearning, sparse_encode
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from semisup._validation import check_positive, check_semi_supervised, check_X
+from semisup.base import SemiSupervisedClassifierMixin
+from semisup.weak._cvx import import_cvxpy, solve
+
+logger = logging.getLogger("semisup.weak.selftaught")
+
+
+def _dense(X):
+    return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+
+
+def encode(X: np.ndarray, components: np.ndarray, beta: float,
+           init: np.ndarray | None = None) -> np.ndarray:
+    """Lasso codes ``argmin_a ||x - a D||^2 + beta ||a||_1`` of every row (problem I(a))."""
+    return sparse_encode(X, components, algorithm="lasso_cd", alpha=beta / 2.0, init=init,
+                         max_iter=2000)
+
+
+def update_dictionary(X: np.ndarray, codes: np.ndarray, components: np.ndarray,
+                      n_sweeps: int = 1) -> np.ndarray:
+    """Problem II(b): ``min_D sum_i ||x_i - a_i D||^2`` s.t. ``||d_j|| <= 1``, by block descent.
+
+    Each atom in turn is set to its exact block minimiser, the projection of
+    ``R_j^T a_j / ||a_j||^2`` onto the unit ball (``R_j`` the residual without atom ``j``);
+    so every sweep lowers the reconstruction error (Mairal et al. 2010, Algorithm 2).
+    Atoms no row uses are left as they are.
+    """
+    D = components.copy()
+    R = X - codes @ D
+    for _ in range(n_sweeps):
+        for j in range(D.shape[0]):
+            a = codes[:, j]
+            norm = float(a @ a)
+            if norm == 0.0:
+                continue
+            R += np.outer(a, D[j])
+            d = R.T @ a / norm
+            D[j] = d / max(1.0, float(np.linalg.norm(d)))
+            R -= np.outer(a, D[j])
+    return D
+
+
+def _check_dictionary_size(n_components, n_rows: int) -> None:
+    if not isinstance(n_components, (int, np.integer)) or n_components < 1:
+        raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
+    if n_components > n_rows:
+        raise ValueError(f"n_components={n_components} atoms cannot be learned from "
+                         f"{n_rows} unlabeled rows: lower n_components or give more unlabeled "
+                         "rows (y == -1 or X_unlabeled)")
+
+
+class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
+    """STL: sparse-coding dictionary on the unlabeled rows, a linear SVM on the codes.
+
+    Raina, Battle, Lee, Packer & Ng (2007); thesis section 6.2 (digest 5.1).  Stage I:
+    ``MiniBatchDictionaryLearning`` on the unlabeled rows (``alpha = beta / 2``); stage
+    II: lasso codes of the labeled rows; stage III: ``SVC(kernel="linear", C=C)`` on the
+    codes (one-vs-rest beyond two classes).  New rows are coded with the same dictionary.
+
+    The unlabeled rows are the rows of ``X`` with ``y == -1`` and, optionally, the rows of
+    ``X_unlabeled`` given to :meth:`fit` (weakly related data are often another corpus).
+
+    Parameters
+    ----------
+    n_components : int, default=50
+        Dictionary size ``p`` (may exceed the number of features; not the number of
+        unlabeled rows).
+    beta : float, default=1.0
+        Sparsity weight ``beta`` of ``||x - a D||^2 + beta ||a||_1``.
+    C : float, default=1.0
+        SVM cost on the codes.
+    n_iter : int, default=100
+        Mini-batch passes of the dictionary learning (``max_iter`` of scikit-learn).
+    batch_size : int, default=256
+    random_state : int or None, default=None
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        The dictionary.
+    classes_ : ndarray
+    svm_ : classifier
+        The SVM on the codes.
+    n_features_in_ : int
+    """
+
+    def __init__(self, n_components: int = 50, beta: float = 1.0, C: float = 1.0,
+                 n_iter: int = 100, batch_size: int = 256, random_state=None):
+        self.n_components = n_components
+        self.beta = beta
+        self.C = C
+        self.n_iter = n_iter
+        self.batch_size = batch_size
+        self.random_state = random_state
+
+    def _split(self, X, y, X_unlabeled):
+        check_positive(self.beta, "beta")
+        check_positive(self.C, "C")
+        data = check_semi_supervised(X, y, estimator=self)
+        X_u = [_dense(data.X[data.unlabeled])] if data.unlabeled.size else []
+        if X_unlabeled is not None:
+            Xe = _dense(check_X(X_unlabeled, estimator=self))
+            if Xe.shape[1] != data.X.shape[1]:
+                raise ValueError(f"X_unlabeled has {Xe.shape[1]} features but X has "
+                                 f"{data.X.shape[1]}")
+            X_u.append(Xe)
+        X_u = np.vstack(X_u) if X_u else np.empty((0, data.X.shape[1]))
+        _check_dictionary_size(self.n_components, X_u.shape[0])
+        return data, _dense(data.X[data.labeled]), X_u
+
+    def _learn_dictionary(self, X_u: np.ndarray) -> np.ndarray:
+        seed = check_random_state(self.random_state).randint(2**31 - 1) \
+            if self.random_state is not None else 0
+        dl = MiniBatchDictionaryLearning(n_components=self.n_components, alpha=self.beta / 2,
+                                         max_iter=self.n_iter, batch_size=self.batch_size,
+                                         random_state=seed, fit_algorithm="cd",
+                                         transform_algorithm="lasso_cd")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            dl.fit(X_u)
+        return dl.components_
+
+    def fit(self, X, y, X_unlabeled=None):
+        """Learn the dictionary on the unlabeled rows and the SVM on the labeled codes.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows.
+        X_unlabeled : array-like of shape (n_extra, n_features), optional
+            More unlabeled rows.
+
+        Returns
+        -------
+        self
+        """
+        data, X_l, X_u = self._split(X, y, X_unlabeled)
+        self.components_ = self._learn_dictionary(X_u)
+        codes = encode(X_l, self.components_, self.beta)
+        self.svm_ = _ovr_svm(codes, data.classes[data.y_index], self.C)
+        self.classes_ = data.classes
+        self.n_features_in_ = data.X.shape[1]
+        return self
+
+    def transform(self, X) -> np.ndarray:
+        """Sparse codes of ``X`` in the learned dictionary."""
+        check_is_fitted(self, "components_")
+        return encode(_dense(check_X(X, estimator=self)), self.components_, self.beta)
+
+    def decision_function(self, X) -> np.ndarray:
+        """SVM scores of the codes."""
+        return self.svm_.decision_function(self.transform(X))
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels."""
+        return self.svm_.predict(self.transform(X))
+
+
+def _ovr_svm(codes, labels, C):
+    classes = np.unique(labels)
+    if classes.size == 2:
+        return SVC(kernel="linear", C=C).fit(codes, labels)
+    from sklearn.multiclass import OneVsRestClassifier
+
+    return OneVsRestClassifier(SVC(kernel="linear", C=C)).fit(codes, labels)
+
+
+class SupervisedSelfTaught(SelfTaughtClassifier):
+    """SSTL: dictionary, codes and one-vs-rest SVMs learned jointly (thesis Algorithm 3).
+
+    Minimises over the dictionary ``D``, the codes ``a_i`` of every row and the SVMs
+    ``(w_o, c_o)``
+
+    ``F = sum_i ||x_i - a_i D||^2 + beta ||a_i||_1
+    + supervised_weight * sum_o [(1/2)||w_o||^2 + C sum_labeled H(y_o^i (w_o . a_i + c_o))]``
+
+    i.e. the thesis's model (6.1) with ``gamma = supervised_weight / 2`` and
+    ``lam = supervised_weight * C`` (the slacks at their optimum are the hinge losses).
+    ``H`` is the hinge, ``y_o^i = +1`` when row ``i`` has class ``o`` and ``-1`` otherwise
+    (one classifier for two classes).  Algorithm 3, one iteration ``t``:
+
+    * II(a) the SVMs on the labeled codes (``SVC(kernel="linear", C=C)``);
+    * II(b) the dictionary (:func:`update_dictionary`, exact block steps over atoms);
+    * I(a) the unlabeled codes (lasso, :func:`encode`, warm-started);
+    * I(b) the labeled codes with the classifier's hinge terms (one cvxpy problem, the
+      slacks free: the digest's equivalent block step, which lowers ``F`` at least as much
+      as the thesis's version with the slacks fixed).
+
+    Every step keeps its previous value for any block (row or SVM) whose new value would
+    raise ``F`` (inexact solvers), so ``F`` never increases; the trace is
+    ``fit_results_["objective"]``.  Choices the thesis leaves open:
+
+    * initialisation ``a_(0)``: STL -- ``MiniBatchDictionaryLearning`` on the unlabeled
+      rows, then the lasso codes of every row;
+    * ``Delta``: stop when ``|F_t - F_{t-1}| <= tol * |F_{t-1}|`` (``tol = 1e-4``);
+    * ``T_MAX``: ``max_iter = 20``.
+
+    ``supervised_weight = 0`` removes the supervised term: the estimator is then STL
+    (same dictionary, codes and SVM as :class:`SelfTaughtClassifier` with the same
+    parameters).
+
+    Parameters
+    ----------
+    n_components, beta, C, n_iter, batch_size, random_state :
+        As :class:`SelfTaughtClassifier` (``n_iter``: the initial dictionary learning).
+    supervised_weight : float, default=1.0
+        Weight of the SVM term (``2 gamma`` of the thesis).
+    max_iter : int, default=20
+        ``T_MAX``.
+    tol : float, default=1e-4
+        ``Delta``, relative.
+    solver : str or None, default=None
+        cvxpy solver of step I(b).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+    codes_ : ndarray of shape (n_rows, n_components)
+        Codes of the labeled rows (first) and unlabeled rows.
+    coef_ : ndarray of shape (n_classifiers, n_components)
+    intercept_ : ndarray of shape (n_classifiers,)
+    classes_ : ndarray
+    objective_ : float
+    n_iter_ : int
+        Iterations of Algorithm 3 run.
+    fit_results_ : dict
+        ``"objective"``: ``F`` after the initialisation and after every step;
+        ``"step"``: the step's name.
+    n_features_in_ : int
+    """
+
+    def __init__(self, n_components: int = 50, beta: float = 1.0, C: float = 1.0,
+                 supervised_weight: float = 1.0, max_iter: int = 20, tol: float = 1e-4,
+                 n_iter: int = 100, batch_size: int = 256, random_state=None,
+                 solver: str | None = None):
+        super().__init__(n_components=n_components, beta=beta, C=C, n_iter=n_iter,
+                         batch_size=batch_size, random_state=random_state)
+        self.supervised_weight = supervised_weight
+        self.max_iter = max_iter
+        self.tol = tol
+        self.solver = solver
+
+    # -- objective pieces ----------------------------------------------------------------
+
+    def _targets(self, y_index: np.ndarray, n_classes: int) -> np.ndarray:
+        if n_classes == 2:
+            return np.where(y_index == 1, 1.0, -1.0)[:, None]
+        return np.where(y_index[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
+
+    def _recon_rows(self, X, codes, D):
+        return np.sum((X - codes @ D) ** 2, axis=1) + self.beta * np.abs(codes).sum(axis=1)
+
+    def _hinge_rows(self, codes_l, Y, W, c):
+        return np.maximum(0.0, 1.0 - Y * (codes_l @ W.T + c)).sum(axis=1)
+
+    def _objective(self, X, codes, D, Y, W, c) -> float:
+        l = Y.shape[0]
+        value = float(self._recon_rows(X, codes, D).sum())
+        if self.supervised_weight:
+            value += self.supervised_weight * (0.5 * float(np.sum(W * W)) + self.C * float(
+                self._hinge_rows(codes[:l], Y, W, c).sum()))
+        return value
+
+    # -- steps ---------------------------------------------------------------------------
+
+    def _svm_step(self, codes_l, Y, W, c):
+        """II(a): one SVM per column of ``Y``; keep the old one where it was better."""
+        W, c = W.copy(), c.copy()
+        for o in range(Y.shape[1]):
+            if np.unique(Y[:, o]).size < 2:
+                continue
+            svc = SVC(kernel="linear", C=self.C, tol=1e-6).fit(codes_l, Y[:, o])
+            w_new, c_new = svc.coef_[0], float(svc.intercept_[0])
+            old = 0.5 * W[o] @ W[o] + self.C * np.maximum(
+                0.0, 1.0 - Y[:, o] * (codes_l @ W[o] + c[o])).sum()
+            new = 0.5 * w_new @ w_new + self.C * np.maximum(
+                0.0, 1.0 - Y[:, o] * (codes_l @ w_new + c_new)).sum()
+            if new <= old:
+                W[o], c[o] = w_new, c_new
+        return W, c
+
+    def _labeled_codes_step(self, X_l, codes_l, D, Y, W, c):
+        """I(b): ``min_a ||x - a D||^2 + beta ||a||_1 + sw C sum_o H(y_o (w_o . a + c_o))``."""
+        cp = import_cvxpy()
+        A = cp.Variable(codes_l.shape)
+        margins = cp.multiply(Y, A @ W.T + np.ones((Y.shape[0], 1)) @ c[None, :])
+        obj = cp.sum_squares(X_l - A @ D) + self.beta * cp.sum(cp.abs(A)) + \
+            self.supervised_weight * self.C * cp.sum(cp.pos(1 - margins))
+        problem = cp.Problem(cp.Minimize(obj))
+        solve(cp, problem, self.solver)
+        return np.asarray(A.value)
+
+    def _keep_better(self, X, old, new, D, Y=None, W=None, c=None):
+        """Row-wise: the new codes where they lower the row's part of ``F``."""
+        f_old = self._recon_rows(X, old, D)
+        f_new = self._recon_rows(X, new, D)
+        if Y is not None and self.supervised_weight:
+            f_old = f_old + self.supervised_weight * self.C * self._hinge_rows(old, Y, W, c)
+            f_new = f_new + self.supervised_weight * self.C * self._hinge_rows(new, Y, W, c)
+        better = f_new <= f_old
+        out = old.copy()
+        out[better] = new[better]
+        return out
+
+    def fit(self, X, y, X_unlabeled=None):
+        """Run Algorithm 3 (after the STL initialisation).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows.
+        X_unlabeled : array-like of shape (n_extra, n_features), optional
+            More unlabeled rows.
+
+        Returns
+        -------
+        self
+        """
+        check_positive(self.supervised_weight, "supervised_weight", allow_zero=True)
+        check_positive(self.tol, "tol")
+        if not isinstance(self.max_iter, (int, np.integer)) or self.max_iter < 0:
+            raise ValueError(f"max_iter must be a non-negative integer, got {self.max_iter!r}")
+        if not self.supervised_weight:
+            super().fit(X, y, X_unlabeled)  # STL: the supervised term is absent
+            self.n_iter_ = 0
+            self.fit_results_ = {"objective": [], "step": []}
+            return self
+        data, X_l, X_u = self._split(X, y, X_unlabeled)
+        l = X_l.shape[0]
+        X_all = np.vstack([X_l, X_u])
+        Y = self._targets(data.y_index, data.classes.size)
+        D = self._learn_dictionary(X_u)
+        codes = encode(X_all, D, self.beta)
+        W = np.zeros((Y.shape[1], D.shape[0]))
+        c = np.zeros(Y.shape[1])
+        trace, steps = [], []
+
+        def record(name):
+            trace.append(self._objective(X_all, codes, D, Y, W, c))
+            steps.append(name)
+            logger.debug("SSTL %s F=%.8g", name, trace[-1])
+
+        record("init")
+        f_prev = trace[-1]
+        t = 0
+        while t < self.max_iter:
+            t += 1
+            W, c = self._svm_step(codes[:l], Y, W, c)
+            record("II(a) svm")
+            D_new = update_dictionary(X_all, codes, D)
+            if self._objective(X_all, codes, D_new, Y, W, c) <= trace[-1]:
+                D = D_new
+            record("II(b) dictionary")
+            new_u = encode(X_u, D, self.beta, init=codes[l:])
+            codes[l:] = self._keep_better(X_u, codes[l:], new_u, D)
+            record("I(a) unlabeled codes")
+            new_l = self._labeled_codes_step(X_l, codes[:l], D, Y, W, c)
+            codes[:l] = self._keep_better(X_l, codes[:l], new_l, D, Y, W, c)
+            record("I(b) labeled codes")
+            if abs(f_prev - trace[-1]) <= self.tol * abs(f_prev):
+                break
+            f_prev = trace[-1]
+        self.components_ = D
+        self.codes_ = codes
+        self.coef_ = W
+        self.intercept_ = c
+        self.classes_ = data.classes
+        self.n_features_in_ = data.X.shape[1]
+        self.objective_ = trace[-1]
+        self.n_iter_ = t
+        self.fit_results_ = {"objective": trace, "step": steps}
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """``a(x) W^T + c`` (one column per class beyond two)."""
+        if not self.supervised_weight:
+            return super().decision_function(X)
+        scores = self.transform(X) @ self.coef_.T + self.intercept_
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels."""
+        if not self.supervised_weight:
+            return super().predict(X)
+        s = self.decision_function(X)
+        idx = (s > 0).astype(int) if s.ndim == 1 else np.argmax(s, axis=1)
+        return self.classes_[idx]

@@ -1,0 +1,313 @@
+"""Universum SVM (Weston, Collobert, Sinz, Bottou & Vapnik 2006; thesis digest section 1.6).
+
+Labeled rows pay the hinge loss, universum rows (examples of neither class) the
+epsilon-insensitive loss ``max(0, |f(x)| - eps)``, which pulls them onto the decision plane:
+
+``min (1/2)||w||^2 + C sum_labeled H(y_i f(x_i)) + C_U sum_universum U_eps(f(x_u))``.
+
+Two routes:
+
+* ``loss="squared_hinge"`` (linear, dense or sparse, large): both losses squared,
+  ``C sum max(0, 1 - y f)^2 + C_U sum max(0, |f| - eps)^2``, minimised by the library's
+  modified finite Newton method (:func:`semisup.solvers.mfn.l2svm_mfn`).  The
+  epsilon-insensitive loss is two squared hinge terms with margin ``-eps`` and signs
+  ``-1``/``+1`` (:class:`semisup.losses.HingeTerms` with ``margin``); as in
+  :class:`semisup.linear.L2SVM` the bias is one more regularised weight.
+* ``loss="hinge"`` (linear or kernel, small and medium ``n``): the exact hinge /
+  epsilon-insensitive problem with a free bias, as a cvxpy QP
+  (:func:`semisup.weak._cvx.hinge_universum_qp`); a kernel enters through a factor
+  ``K = F F^T`` of the training Gram matrix (empirical kernel map).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted
+
+from semisup._validation import check_positive, check_semi_supervised, check_X
+from semisup.base import SemiSupervisedClassifierMixin
+from semisup.kernels import default_gamma, kernel_matrix
+from semisup.losses import HingeTerms
+from semisup.regularizers import Ridge
+from semisup.solvers.design import Design
+from semisup.solvers.mfn import MFNResult, l2svm_mfn
+from semisup.weak._cvx import hinge_universum_qp
+
+
+def universum_terms(y: np.ndarray, cost: np.ndarray, n_universum: int, cost_u: float,
+                    epsilon: float) -> HingeTerms:
+    """Squared-hinge terms of the labeled rows followed by the universum rows.
+
+    Rows ``0..l-1`` are labeled (``y``, ``cost``), rows ``l..l+u-1`` universum.  Each
+    universum row carries the two halves of ``max(0, |o| - eps)^2``:
+    ``max(0, -eps + o)^2`` (sign ``-1``) and ``max(0, -eps - o)^2`` (sign ``+1``); at most
+    one is non-zero because ``eps >= 0``.  Costs are taken as given, i.e. the terms sum to
+    ``(1/2) sum c_i l_2(y_i o_i) + (1/2) cost_u sum_u max(0, |o_u| - eps)^2``.
+    """
+    l = y.shape[0]
+    u = int(n_universum)
+    if u == 0:
+        return HingeTerms(y, cost)
+    rows = np.concatenate([np.arange(l), np.arange(l, l + u), np.arange(l, l + u)])
+    signs = np.concatenate([y, -np.ones(u), np.ones(u)])
+    costs = np.concatenate([cost, np.full(2 * u, float(cost_u))])
+    margin = np.concatenate([np.ones(l), np.full(2 * u, -float(epsilon))])
+    return HingeTerms(signs, costs, rows=rows, n_rows=l + u, margin=margin)
+
+
+def squared_universum_objective(w: np.ndarray, outputs: np.ndarray, y: np.ndarray, C: float,
+                                outputs_u: np.ndarray, C_u: float, epsilon: float) -> float:
+    """``(1/2)||w||^2 + C sum l_2(y o) + C_U sum max(0, |o_u| - eps)^2`` (``w`` with bias)."""
+    value = 0.5 * float(w @ w) + C * float(np.sum(np.maximum(0.0, 1.0 - y * outputs) ** 2))
+    return value + C_u * float(np.sum(np.maximum(0.0, np.abs(outputs_u) - epsilon) ** 2))
+
+
+def hinge_universum_objective(w: np.ndarray, outputs: np.ndarray, y: np.ndarray, C: float,
+                              outputs_u: np.ndarray, C_u: float, epsilon: float) -> float:
+    """``(1/2)||w||^2 + C sum H(y o) + C_U sum max(0, |o_u| - eps)`` (``w`` without bias)."""
+    value = 0.5 * float(w @ w) + C * float(np.sum(np.maximum(0.0, 1.0 - y * outputs)))
+    return value + C_u * float(np.sum(np.maximum(0.0, np.abs(outputs_u) - epsilon)))
+
+
+def _vstack(A, B):
+    if sp.issparse(A) or sp.issparse(B):
+        return sp.vstack([sp.csr_matrix(A), sp.csr_matrix(B)], format="csr")
+    return np.vstack([A, B])
+
+
+class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
+    """Binary Universum SVM: hinge loss on labeled rows, epsilon-insensitive loss on universum.
+
+    Minimises ``(1/2)||w||^2 + C sum_i H(y_i f(x_i)) + C_universum sum_u U_eps(f(x_u))``
+    (Weston et al. 2006; thesis digest section 1.6), with the squared losses through the
+    library's finite Newton solver (``loss="squared_hinge"``) or the plain hinge /
+    epsilon-insensitive losses as a QP (``loss="hinge"``, linear or kernel).
+
+    Universum rows are given explicitly to :meth:`fit` as ``X_universum``.  Rows of ``X``
+    with ``y == -1`` are unlabeled; ``unlabeled="universum"`` (the default) adds them to
+    the universum, as the thesis's USVM baseline of chapter 7 does with *all* unlabeled
+    points, and ``unlabeled="ignore"`` drops them.  With no universum row the estimator is
+    the supervised SVM: :class:`semisup.linear.L2SVM` with ``lam = 1 / (2 C)`` for the
+    squared route, ``sklearn.svm.SVC(C=C)`` for the hinge route.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Cost of the labeled rows.
+    C_universum : float, default=1.0
+        Cost ``C_U`` of the universum rows.
+    epsilon : float, default=0.1
+        Width of the insensitive zone (``>= 0``).
+    loss : {"squared_hinge", "hinge"}, default="squared_hinge"
+        ``"squared_hinge"``: squared hinge and squared epsilon-insensitive losses, linear,
+        any size, dense or sparse (bias regularised as one more weight, as SVMlin).
+        ``"hinge"``: the original losses, free bias, solved by cvxpy (small and medium
+        ``n``), linear or kernel.
+    kernel : {"linear", "rbf", "poly"}, default="linear"
+        Kernel of the ``"hinge"`` route (the squared route is linear only).
+    gamma : float or None, default=None
+        RBF/poly ``gamma``; ``None`` is the reciprocal mean squared distance.
+    degree : int, default=3
+    coef0 : float, default=1.0
+    unlabeled : {"universum", "ignore"}, default="universum"
+        What rows with ``y == -1`` are.
+    fit_intercept : bool, default=True
+    intercept_scaling : float, default=1.0
+        Value of the constant feature of the squared route.
+    tol : float, default=1e-6
+        CGLS tolerance of the squared route.
+    max_iter : int, default=50
+        Newton iterations of the squared route.
+    max_cg_iter : int, default=10000
+    solver : str or None, default=None
+        cvxpy solver of the hinge route (Clarabel when installed, else SCS/OSQP).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    coef_ : ndarray of shape (1, n_features)
+        Linear weights (linear kernel only).
+    intercept_ : ndarray of shape (1,)
+    dual_coef_ : ndarray of shape (n_train,)
+        Kernel expansion coefficients over ``X_fit_`` (kernel routes only).
+    X_fit_ : ndarray
+        Training rows of the kernel expansion (labeled then universum; kernel only).
+    objective_ : float
+        Primal objective at the solution (in the chosen loss).
+    n_universum_ : int
+        Universum rows used.
+    n_iter_ : int
+        Newton iterations (squared route); 1 for the QP route.
+    n_features_in_ : int
+    fit_result_ : MFNResult or None
+        Finite Newton output of the squared route.
+    """
+
+    def __init__(self, C: float = 1.0, C_universum: float = 1.0, epsilon: float = 0.1,
+                 loss: str = "squared_hinge", kernel: str = "linear", gamma: float | None = None,
+                 degree: int = 3, coef0: float = 1.0, unlabeled: str = "universum",
+                 fit_intercept: bool = True, intercept_scaling: float = 1.0, tol: float = 1e-6,
+                 max_iter: int = 50, max_cg_iter: int = 10_000, solver: str | None = None):
+        self.C = C
+        self.C_universum = C_universum
+        self.epsilon = epsilon
+        self.loss = loss
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.unlabeled = unlabeled
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_cg_iter = max_cg_iter
+        self.solver = solver
+
+    def _validate_params(self) -> None:
+        check_positive(self.C, "C")
+        check_positive(self.C_universum, "C_universum", allow_zero=True)
+        check_positive(self.epsilon, "epsilon", allow_zero=True)
+        check_positive(self.intercept_scaling, "intercept_scaling")
+        check_positive(self.tol, "tol")
+        if self.loss not in ("squared_hinge", "hinge"):
+            raise ValueError(f"loss must be 'squared_hinge' or 'hinge', got {self.loss!r}")
+        if self.kernel not in ("linear", "rbf", "poly"):
+            raise ValueError(f"kernel must be 'linear', 'rbf' or 'poly', got {self.kernel!r}")
+        if self.kernel != "linear" and self.loss != "hinge":
+            raise ValueError(f"kernel={self.kernel!r} needs loss='hinge' (the squared route is "
+                             "linear only)")
+        if self.unlabeled not in ("universum", "ignore"):
+            raise ValueError(f"unlabeled must be 'universum' or 'ignore', got "
+                             f"{self.unlabeled!r}")
+        for name in ("max_iter", "max_cg_iter"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+
+    def fit(self, X, y, X_universum=None):
+        """Fit on the labeled rows of ``(X, y)`` and the universum.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two class labels; ``-1`` for unlabeled rows (see ``unlabeled``).
+        X_universum : array-like or sparse matrix of shape (n_universum, n_features), optional
+            Rows known to belong to neither class.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        for stale in ("coef_", "dual_coef_", "X_fit_", "gamma_"):
+            self.__dict__.pop(stale, None)
+        data = check_semi_supervised(X, y, estimator=self)
+        if data.classes.size != 2:
+            raise ValueError("Only binary classification is supported. UniversumSVM is binary; "
+                             f"y has {data.classes.size} classes "
+                             f"{data.classes.tolist()}: wrap it in "
+                             "sklearn.multiclass.OneVsRestClassifier for more")
+        parts = []
+        if X_universum is not None:
+            Xu = check_X(X_universum, estimator=self)
+            if Xu.shape[1] != data.X.shape[1]:
+                raise ValueError(f"X_universum has {Xu.shape[1]} features but X has "
+                                 f"{data.X.shape[1]}: give universum rows in the same feature "
+                                 "space")
+            parts.append(Xu)
+        if self.unlabeled == "universum" and data.unlabeled.size:
+            parts.append(data.X[data.unlabeled])
+        X_l = data.X[data.labeled]
+        X_u = parts[0] if len(parts) == 1 else (_vstack(*parts) if parts else X_l[:0])
+        y_pm = data.binary_targets(1)
+        self.classes_ = data.classes
+        self.n_features_in_ = data.X.shape[1]
+        self.n_universum_ = int(X_u.shape[0])
+        self.fit_result_ = None
+        self.n_iter_ = 1
+        if self.loss == "squared_hinge":
+            self._fit_squared(X_l, y_pm, X_u)
+        else:
+            self._fit_hinge(X_l, y_pm, X_u)
+        return self
+
+    def _fit_squared(self, X_l, y_pm, X_u) -> None:
+        design = Design(_vstack(X_l, X_u), self.fit_intercept, self.intercept_scaling)
+        l = y_pm.shape[0]
+        u = X_u.shape[0]
+        # (1/2) c l_2 with c = 2C is C l_2: the objective of the class docstring with R = I
+        terms = universum_terms(y_pm, np.full(l, 2.0 * self.C), u, 2.0 * self.C_universum,
+                                self.epsilon)
+        res: MFNResult = l2svm_mfn(design, terms, Ridge(1.0), tol=self.tol,
+                                   max_iter=self.max_iter, max_cg_iter=self.max_cg_iter)
+        if not res.converged:
+            warnings.warn(f"UniversumSVM: finite Newton stopped at max_iter={self.max_iter} "
+                          f"before reaching tol={self.tol:g}: raise max_iter",
+                          ConvergenceWarning, stacklevel=3)
+        coef, b = design.weights_to_coef(res.w)
+        self.coef_ = coef[None, :]
+        self.intercept_ = np.array([b])
+        self.objective_ = float(res.objective)
+        self.n_iter_ = int(res.n_iter)
+        self.fit_result_ = res
+
+    def _kernel(self, A, B=None):
+        return kernel_matrix(A, B, kernel=self.kernel, gamma=self.gamma_, degree=self.degree,
+                             coef0=self.coef0)
+
+    def _fit_hinge(self, X_l, y_pm, X_u) -> None:
+        l = y_pm.shape[0]
+        if self.kernel == "linear":
+            w, b, obj = hinge_universum_qp(X_l, y_pm, X_u, self.C, self.C_universum,
+                                           self.epsilon, fit_bias=self.fit_intercept,
+                                           solver=self.solver)
+            self.coef_ = w[None, :]
+            self.intercept_ = np.array([b])
+            self.objective_ = obj
+            return
+        X_all = _vstack(X_l, X_u)
+        X_all = X_all.toarray() if sp.issparse(X_all) else X_all
+        self.gamma_ = default_gamma(X_all) if self.gamma is None else float(self.gamma)
+        K = self._kernel(X_all)
+        vals, vecs = np.linalg.eigh(0.5 * (K + K.T))
+        keep = vals > 1e-10 * max(vals.max(), 1e-300)
+        vecs, vals = vecs[:, keep], vals[keep]
+        F = vecs * np.sqrt(vals)              # K = F F^T: the empirical kernel map
+        w, b, obj = hinge_universum_qp(F[:l], y_pm, F[l:], self.C, self.C_universum,
+                                       self.epsilon, fit_bias=self.fit_intercept,
+                                       solver=self.solver)
+        # f(x) = k(x, X_fit) U S^{-1/2} w + b reproduces F w + b on the training rows
+        self.dual_coef_ = vecs @ (w / np.sqrt(vals))
+        self.X_fit_ = X_all
+        self.intercept_ = np.array([b])
+        self.objective_ = obj
+
+    def decision_function(self, X) -> np.ndarray:
+        """``f(x)``; positive values predict ``classes_[1]``."""
+        check_is_fitted(self, "intercept_")
+        X = check_X(X, estimator=self)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but UniversumSVM is expecting "
+                             f"{self.n_features_in_} features as input")
+        if hasattr(self, "dual_coef_"):
+            Xd = X.toarray() if sp.issparse(X) else X
+            return self._kernel(Xd, self.X_fit_) @ self.dual_coef_ + self.intercept_[0]
+        return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels."""
+        check_is_fitted(self, "intercept_")
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
+        return tags

@@ -1,0 +1,263 @@
+"""Convex relaxed TSVM (CTSVM), its SDP baseline (RTSVM) and rho-TSVM (thesis ch. 3, 5)."""
+
+import itertools
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+cp = pytest.importorskip("cvxpy")
+
+from semisup.kernels import kernel_matrix  # noqa: E402
+from semisup.solvers.svm import fit_precomputed_svm  # noqa: E402
+from semisup.transductive import ConvexTSVM, RhoTSVM, SDPRelaxedTSVM  # noqa: E402
+from semisup.transductive._base import centre_kernel  # noqa: E402
+from semisup.transductive.rho import box_qp  # noqa: E402
+
+
+def blobs(n=40, l_per_class=2, sep=2.0, seed=0, d=2):
+    rng = np.random.default_rng(seed)
+    yt = np.repeat([0, 1], n // 2)
+    X = rng.normal(size=(n, d))
+    X[:, 0] += np.where(yt == 1, sep, -sep)
+    y = np.full(n, -1)
+    lab = np.r_[np.flatnonzero(yt == 0)[:l_per_class], np.flatnonzero(yt == 1)[:l_per_class]]
+    y[lab] = yt[lab]
+    return X, y, yt
+
+
+def c_vector(y):
+    lab, unl = y != -1, y == -1
+    c = np.zeros(y.size)
+    c[lab] = 1.0 / lab.sum()
+    c[unl] = -1.0 / unl.sum()
+    return c
+
+
+# ---------------------------------------------------------------- exactness by enumeration
+def test_ctsvm_hard_margin_lower_bounds_enumerated_tsvm():
+    """n = 10: the relaxation (eq. 3.8) never exceeds the exact TSVM optimum of eq. 3.6."""
+    X, y, yt = blobs(n=10, l_per_class=2, sep=1.5, seed=3)
+    gamma, ridge = 0.5, 1e-2
+    est = ConvexTSVM(C_l=np.inf, kernel="rbf", gamma=gamma, ridge=ridge, epsilon=0.6,
+                     solver="clarabel", tol=1e-8).fit(X, y)
+    Kc, _, _ = centre_kernel(kernel_matrix(X, kernel="rbf", gamma=gamma))
+    Kc += ridge * np.mean(np.diag(Kc)) * np.eye(10)
+    A = np.linalg.inv(Kc)
+    A = 0.5 * (A + A.T)
+    lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
+    y_l = np.where(y[lab] == 1, 1.0, -1.0)
+    c = c_vector(y)
+    best = np.inf
+    n_feasible = 0
+    for signs in itertools.product((-1.0, 1.0), repeat=unl.size):
+        w = cp.Variable(10)
+        cons = [cp.multiply(y_l, w[lab]) >= 1, cp.multiply(np.array(signs), w[unl]) >= 1,
+                cp.abs(c @ w) <= 0.6]
+        prob = cp.Problem(cp.Minimize(cp.quad_form(w, cp.psd_wrap(A))), cons)
+        prob.solve(solver="CLARABEL")
+        if prob.status == "optimal":
+            n_feasible += 1
+            best = min(best, prob.value)
+    assert n_feasible > 0
+    assert est.objective_ <= best * (1 + 1e-6)
+    # the relaxation is loose but not vacuous (ratio reported in the issue note)
+    assert est.objective_ >= 0.1 * best
+
+
+def test_rtsvm_lower_bounds_enumerated_labelings():
+    """n = 10: RTSVM optimum (eq. 3.2) <= the bias-free SVM value of every balanced labeling."""
+    X, y, yt = blobs(n=10, l_per_class=2, sep=1.5, seed=1)
+    C, gamma, bal = 1.0, 0.5, 0.4
+    est = SDPRelaxedTSVM(C=C, gamma=gamma, balance=bal, solver="clarabel", tol=1e-8).fit(X, y)
+    K = kernel_matrix(X, kernel="rbf", gamma=gamma)
+    lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
+    best = np.inf
+    for signs in itertools.product((-1.0, 1.0), repeat=unl.size):
+        lbl = np.empty(10)
+        lbl[lab] = np.where(y[lab] == 1, 1.0, -1.0)
+        lbl[unl] = signs
+        if lbl.sum() ** 2 > (bal * 10) ** 2:
+            continue
+        Q = 2 * K * np.outer(lbl, lbl)                 # thesis scaling: 2 a^T e - a^T YKY a
+        beta = box_qp(Q, 2 * np.ones(10), C)
+        best = min(best, 2 * beta.sum() - beta @ (K * np.outer(lbl, lbl)) @ beta)
+    assert est.objective_ <= best + 1e-3 * abs(best)
+    assert est.transduction_.shape == (10,)
+    np.testing.assert_allclose(np.diag(est.label_matrix_), 1.0, atol=1e-3)
+
+
+# ---------------------------------------------------------------- constraints and routes
+@pytest.mark.parametrize("solver", ["scs", "lowrank"])
+def test_recovered_w_satisfies_eq_3_6(solver):
+    X, y, _ = blobs(n=30, seed=2)
+    est = ConvexTSVM(C_l=np.inf, gamma=0.5, solver=solver, epsilon=0.5, tol=1e-6).fit(X, y)
+    z = est.relaxed_scores_
+    lab, unl = y != -1, y == -1
+    y_l = np.where(y[lab] == 1, 1.0, -1.0)
+    assert np.all(y_l * z[lab] >= 1 - 1e-3)
+    assert np.all(est.W_diag_[unl] >= 1 - 1e-3)
+    assert abs(c_vector(y) @ z) <= 0.5 + 1e-3
+    assert est.lmi_min_eig_ >= -1e-4
+
+
+def test_exact_and_lowrank_routes_agree():
+    X, y, yt = blobs(n=40, seed=0)
+    kw = dict(C_l=10.0, gamma=0.5, tol=1e-7)
+    exact = ConvexTSVM(solver="clarabel", **kw).fit(X, y)
+    low = ConvexTSVM(solver="lowrank", **kw).fit(X, y)
+    assert abs(exact.objective_ - low.objective_) <= 1e-4 * exact.objective_
+    np.testing.assert_array_equal(exact.transduction_, low.transduction_)
+    np.testing.assert_allclose(exact.relaxed_scores_, low.relaxed_scores_, atol=1e-2)
+    # the certificate: the LMI holds and the primal-dual gap closes
+    assert low.lmi_min_eig_ >= -1e-5
+    assert low.objective_ - low.dual_objective_ <= 1e-5 * low.objective_
+    # the relaxation uses the unlabeled rows (the intercept degeneracy is avoided)
+    assert low.gamma_dual_[y == -1].sum() > 1e-2
+    scs = ConvexTSVM(solver="scs", **kw).fit(X, y)
+    assert abs(scs.objective_ - exact.objective_) <= 2e-3 * exact.objective_
+
+
+def test_linear_features_route_matches_exact_on_sparse_input():
+    rng = np.random.default_rng(5)
+    n, d = 36, 50
+    X = sp.random(n, d, density=0.3, random_state=5, format="csr")
+    w_true = rng.normal(size=d)
+    yt = (X @ w_true > np.median(X @ w_true)).astype(int)
+    y = np.full(n, -1)
+    lab = np.r_[np.flatnonzero(yt == 0)[:3], np.flatnonzero(yt == 1)[:3]]
+    y[lab] = yt[lab]
+    kw = dict(C_l=5.0, kernel="linear", tol=1e-7)
+    exact = ConvexTSVM(solver="clarabel", **kw).fit(X.toarray(), y)
+    low = ConvexTSVM(solver="lowrank", **kw).fit(X, y)
+    assert abs(exact.objective_ - low.objective_) <= 1e-4 * exact.objective_
+    np.testing.assert_array_equal(exact.transduction_, low.transduction_)
+    # out of sample: the linear expansion equals the kernel expansion of the exact route
+    np.testing.assert_allclose(low.decision_function(X), exact.decision_function(X.toarray()),
+                               atol=2e-2)
+
+
+def test_intercept_variant_and_squared_slack_run_and_use_the_ridge():
+    X, y, _ = blobs(n=24, seed=4)
+    free = ConvexTSVM(C_l=10.0, gamma=0.5, fit_intercept=True, intercept_ridge=1e-8,
+                      solver="clarabel").fit(X, y)
+    # the degeneracy of digest §2.6: with (almost) no ridge on A the unlabeled multipliers vanish
+    assert free.gamma_dual_[y == -1].sum() <= 1e-3
+    ridged = ConvexTSVM(C_l=10.0, gamma=0.5, fit_intercept=True, intercept_ridge=1e-2,
+                        solver="clarabel").fit(X, y)
+    assert ridged.gamma_dual_[y == -1].sum() <= 1e-2 * 25 + 1e-4    # bound mu (n + 1)
+    sq = ConvexTSVM(C_l=10.0, gamma=0.5, slack="squared", solver="clarabel").fit(X, y)
+    assert np.isfinite(sq.objective_) and sq.transduction_.shape == (24,)
+
+
+def test_out_of_sample_rules():
+    X, y, yt = blobs(n=60, seed=6)
+    Xt, _, yt_test = blobs(n=60, seed=7, l_per_class=0)
+    est = ConvexTSVM(C_l=10.0, gamma=0.5, solver="lowrank").fit(X, y)
+    # the expansion reproduces the relaxed scores: (K_c + r I) beta = z
+    ridge = est.ridge * np.mean(np.diag(centre_kernel(kernel_matrix(X, gamma=est.gamma_))[0]))
+    np.testing.assert_allclose(est.decision_function(X) + ridge * est._beta,
+                               est.relaxed_scores_, atol=1e-6)
+    assert np.mean(est.predict(Xt) == yt_test) >= 0.9
+    svm = ConvexTSVM(C_l=10.0, gamma=0.5, solver="lowrank", out_of_sample="svm").fit(X, y)
+    assert np.mean(svm.predict(X) == svm.transduction_) >= 0.95
+    assert np.mean(svm.predict(Xt) == yt_test) >= 0.9
+    assert np.mean(est.transduction_[y == -1] == yt[y == -1]) >= 0.9
+
+
+def test_eigenvector_rounding_and_pickle():
+    X, y, yt = blobs(n=40, seed=8)
+    est = ConvexTSVM(C_l=10.0, gamma=0.5, solver="lowrank", rounding="eigenvector").fit(X, y)
+    np.testing.assert_array_equal(est.transduction_[y != -1], y[y != -1])
+    assert np.mean(est.transduction_ == yt) >= 0.9
+    clone = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(clone.predict(X), est.predict(X))
+
+
+def test_precomputed_kernel_matches_rbf():
+    X, y, _ = blobs(n=30, seed=9)
+    K = kernel_matrix(X, kernel="rbf", gamma=0.5)
+    a = ConvexTSVM(C_l=10.0, gamma=0.5, solver="lowrank").fit(X, y)
+    b = ConvexTSVM(C_l=10.0, kernel="precomputed", solver="lowrank").fit(K, y)
+    assert abs(a.objective_ - b.objective_) <= 1e-6 * a.objective_
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(K), atol=1e-6)
+
+
+# ---------------------------------------------------------------- rho-TSVM
+def test_rho_zero_equals_supervised_svm():
+    X, y, _ = blobs(n=50, seed=10, l_per_class=4, sep=1.0)
+    est = RhoTSVM(rho=0.0, C=5.0, gamma=0.5, ridge=0.0).fit(X, y)
+    K = kernel_matrix(X, kernel="rbf", gamma=0.5)
+    lab = np.flatnonzero(y != -1)
+    svm = fit_precomputed_svm(K[np.ix_(lab, lab)], np.where(y[lab] == 1, 1.0, -1.0), 5.0,
+                              fit_intercept=False, tol=1e-10)
+    np.testing.assert_allclose(est.decision_function(X), svm.decision_function(K[:, lab]),
+                               atol=1e-6)
+    np.testing.assert_allclose(est.scores_, svm.decision_function(K[:, lab]), atol=1e-6)
+
+
+def test_rho_cccp_decreases_objective_and_large_rho_kernel_is_psd():
+    X, y, yt = blobs(n=60, seed=11, l_per_class=3, sep=1.0)
+    small = RhoTSVM(rho=0.8, C=10.0, gamma=0.5, route="cccp").fit(X, y)
+    path = np.array(small.objective_path_)
+    assert path.size >= 2 and np.all(np.diff(path) <= 1e-8 * path[0])
+    large = RhoTSVM(rho=10.0, C=10.0, gamma=0.5).fit(X, y)
+    assert large.route_ == "kernel"
+    assert np.linalg.eigvalsh(large.tsvm_kernel_)[0] >= -1e-8 * np.abs(large.tsvm_kernel_).max()
+    assert large.transduction_.shape == (60,)
+
+
+# ---------------------------------------------------------------- bad input
+def test_bad_input_errors(monkeypatch):
+    X, y, _ = blobs(n=20)
+    one_class = np.where(y == 1, -1, y)
+    with pytest.raises(ValueError, match="class"):
+        ConvexTSVM().fit(X, one_class)
+    with pytest.raises(ValueError, match="no unlabeled"):
+        ConvexTSVM().fit(X, np.where(y == -1, 0, y))
+    K = kernel_matrix(X, gamma=0.5)
+    K[0, 1] = K[1, 0] = 5.0
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        ConvexTSVM(kernel="precomputed").fit(K, y)
+    with pytest.raises(ValueError, match="lowrank"):
+        ConvexTSVM(solver="scs", max_exact=10).fit(X, y)
+    with pytest.raises(ValueError, match="ConvexTSVM"):
+        SDPRelaxedTSVM(max_n=10).fit(X, y)
+    with pytest.raises(ValueError, match="C_l"):
+        ConvexTSVM(C_l=-1).fit(X, y)
+    with pytest.raises(ValueError, match="binary"):
+        ConvexTSVM().fit(X, np.where(np.arange(20) == 3, 2, y))
+    monkeypatch.setattr(cp, "installed_solvers", lambda: ["SCS"])
+    with pytest.raises(ImportError, match="pip install"):
+        ConvexTSVM(solver="clarabel").fit(X, y)
+
+
+def test_box_qp_matches_cvxpy():
+    rng = np.random.default_rng(12)
+    A = rng.normal(size=(25, 6))
+    Q = A @ A.T + 1e-3 * np.eye(25)
+    p = rng.normal(size=25) + 0.5
+    b = box_qp(Q, p, 0.7)
+    x = cp.Variable(25)
+    cp.Problem(cp.Maximize(p @ x - 0.5 * cp.quad_form(x, cp.psd_wrap(Q))),
+               [x >= 0, x <= 0.7]).solve(solver="CLARABEL")
+    np.testing.assert_allclose(b, x.value, atol=1e-6)
+
+
+def test_prior_offset_routes_agree_on_imbalanced_data():
+    rng = np.random.default_rng(13)
+    yt = (rng.random(40) < 0.25).astype(int)
+    X = rng.normal(size=(40, 2))
+    X[:, 0] += np.where(yt == 1, 2.0, -2.0)
+    y = np.full(40, -1)
+    lab = np.r_[np.flatnonzero(yt == 0)[:4], np.flatnonzero(yt == 1)[:2]]
+    y[lab] = yt[lab]
+    kw = dict(C_l=10.0, gamma=0.5, tol=1e-7, offset="prior")
+    exact = ConvexTSVM(solver="clarabel", **kw).fit(X, y)
+    low = ConvexTSVM(solver="lowrank", **kw).fit(X, y)
+    assert exact.offset_ == pytest.approx(-1.0 / 3.0)
+    assert abs(exact.objective_ - low.objective_) <= 1e-4 * exact.objective_
+    np.testing.assert_array_equal(exact.transduction_, low.transduction_)
+    assert low.lmi_min_eig_ >= -1e-5
+    assert low.objective_ - low.dual_objective_ <= 1e-5 * low.objective_

@@ -1,0 +1,430 @@
+"""Universum SVM, USSL (MixtureSSL), STL and SSTL: references, reductions, bad input."""
+
+import itertools
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from semisup.linear import L2SVM, TransductiveSVM
+from semisup.losses import HingeTerms
+from semisup.regularizers import Ridge
+from semisup.solvers.design import Design
+from semisup.solvers.mfn import l2svm_mfn
+from semisup.weak import MixtureSSL, UniversumSVM
+from semisup.weak.mixture import problem_objective, ussl_sdp
+from semisup.weak.universum import universum_terms
+
+cp = pytest.importorskip("cvxpy")
+
+
+def _binary(rng, n=40, d=5):
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.4 * rng.normal(size=n) > 0, 1, 0)
+    return X, y
+
+
+def mixture_data(rng, std_irr=0.1, n_lab=5, n_rel=30, n_irr=30, n_test=200):
+    """Chapter 7 synthetic set (digest 6.6), class means at (+-0.3, +-0.3)."""
+    def cls(c, k):
+        return rng.normal(size=(k, 2)) * 0.13 + c
+    Xl = np.r_[cls([0.3, 0.3], n_lab), cls([-0.3, -0.3], n_lab)]
+    Xu = np.r_[cls([0.3, 0.3], n_rel), cls([-0.3, -0.3], n_rel),
+               rng.normal(size=(n_irr, 2)) * std_irr]
+    Xt = np.r_[cls([0.3, 0.3], n_test), cls([-0.3, -0.3], n_test)]
+    yt = np.r_[np.ones(n_test), np.zeros(n_test)]
+    X = np.r_[Xl, Xu]
+    y = np.r_[np.ones(n_lab), np.zeros(n_lab), -np.ones(len(Xu))]
+    return X, y, Xt, yt
+
+
+# ---------------------------------------------------------------------------------------
+# margin-shifted hinge terms (the epsilon-insensitive loss on the library's solver)
+
+
+def test_margin_terms_value_and_newton_targets(rng):
+    o = rng.normal(size=7) * 2
+    eps = 0.3
+    terms = universum_terms(np.array([1.0, -1.0]), np.array([2.0, 3.0]), 5, 4.0, eps)
+    expected = 0.5 * (2.0 * max(0, 1 - o[0]) ** 2 + 3.0 * max(0, 1 + o[1]) ** 2) \
+        + 0.5 * 4.0 * float(np.sum(np.maximum(0, np.abs(o[2:]) - eps) ** 2))
+    assert terms.value(o) == pytest.approx(expected)
+    active = terms.active(o)
+    rows, cost, target = terms.newton_system(active)
+    # each active universum row is a least-squares row with target sign(o) * eps
+    for r, c, t in zip(rows, cost, target, strict=True):
+        if r >= 2:
+            assert abs(o[r]) > eps and c == pytest.approx(4.0)
+            assert t == pytest.approx(np.sign(o[r]) * eps)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("eps", [0.0, 0.25])
+def test_squared_universum_matches_cvxpy(rng, sparse, eps):
+    X, y = _binary(rng)
+    Xu = rng.normal(size=(15, 5)) * 0.5
+    C, Cu = 2.0, 0.7
+    Xf = sp.csr_matrix(X) if sparse else X
+    m = UniversumSVM(C=C, C_universum=Cu, epsilon=eps, tol=1e-10).fit(Xf, y, X_universum=Xu)
+    w = cp.Variable(6)
+    Z = np.hstack([X, np.ones((40, 1))])
+    Zu = np.hstack([Xu, np.ones((15, 1))])
+    yp = 2.0 * y - 1
+    obj = 0.5 * cp.sum_squares(w) + C * cp.sum_squares(cp.pos(1 - cp.multiply(yp, Z @ w))) \
+        + Cu * cp.sum_squares(cp.pos(cp.abs(Zu @ w) - eps))
+    problem = cp.Problem(cp.Minimize(obj))
+    problem.solve(solver="CLARABEL")
+    assert m.objective_ == pytest.approx(problem.value, rel=1e-6)
+    np.testing.assert_allclose(m.coef_[0], w.value[:5], atol=1e-4)
+    h = np.asarray(m.fit_result_.history)
+    assert np.all(np.diff(h) <= 1e-9 * h[1:])
+
+
+def test_empty_universum_is_the_supervised_svm(rng):
+    X, y = _binary(rng)
+    m = UniversumSVM(C=2.0, tol=1e-10).fit(X, y)
+    s = L2SVM(lam=1 / 4.0, solver="mfn", tol=1e-10).fit(X, y)
+    np.testing.assert_allclose(m.coef_, s.coef_, atol=1e-10)
+    np.testing.assert_allclose(m.intercept_, s.intercept_, atol=1e-10)
+    from sklearn.svm import SVC
+
+    h = UniversumSVM(C=2.0, loss="hinge").fit(X, y)
+    svc = SVC(kernel="linear", C=2.0, tol=1e-8).fit(X, y)
+    np.testing.assert_allclose(h.coef_, svc.coef_, atol=1e-4)
+    np.testing.assert_allclose(h.intercept_, svc.intercept_, atol=1e-4)
+    # an unlabeled row that is ignored changes nothing either
+    y2 = np.r_[y, -1]
+    X2 = np.r_[X, rng.normal(size=(1, 5))]
+    np.testing.assert_allclose(UniversumSVM(C=2.0, tol=1e-10, unlabeled="ignore")
+                               .fit(X2, y2).coef_, m.coef_, atol=1e-10)
+
+
+def test_hinge_universum_objective_and_kernel_route(rng):
+    X, y = _binary(rng)
+    Xu = rng.normal(size=(15, 5)) * 0.5
+    lin = UniversumSVM(C=2.0, C_universum=0.7, epsilon=0.2, loss="hinge").fit(
+        X, y, X_universum=Xu)
+    # the objective is the hinge / epsilon-insensitive primal at the returned hyperplane
+    f, fu = lin.decision_function(X), lin.decision_function(Xu)
+    yp = 2.0 * y - 1
+    value = 0.5 * float(lin.coef_[0] @ lin.coef_[0]) + 2.0 * np.maximum(0, 1 - yp * f).sum() \
+        + 0.7 * np.maximum(0, np.abs(fu) - 0.2).sum()
+    assert lin.objective_ == pytest.approx(value, rel=1e-5)
+    # the kernel route (empirical kernel map) with a linear kernel is the same classifier
+    ker = UniversumSVM(C=2.0, C_universum=0.7, epsilon=0.2, loss="hinge", kernel="poly",
+                       degree=1, gamma=1.0, coef0=0.0).fit(X, y, X_universum=Xu)
+    assert ker.objective_ == pytest.approx(lin.objective_, rel=1e-5)
+    np.testing.assert_allclose(ker.decision_function(X), f, atol=1e-4)
+    rbf = UniversumSVM(loss="hinge", kernel="rbf").fit(X, y, X_universum=Xu)
+    assert rbf.score(X, y) > 0.8
+
+
+def test_unlabeled_rows_as_universum(rng):
+    X, y = _binary(rng)
+    Xu = rng.normal(size=(10, 5))
+    a = UniversumSVM(C_universum=0.5, tol=1e-10).fit(X, y, X_universum=Xu)
+    b = UniversumSVM(C_universum=0.5, tol=1e-10).fit(np.r_[X, Xu], np.r_[y, -np.ones(10)])
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-10)
+    assert b.n_universum_ == 10
+    # the universum pulls the plane through it: outputs on it shrink
+    s = UniversumSVM(tol=1e-10).fit(X, y)
+    assert np.abs(b.decision_function(Xu)).mean() < np.abs(s.decision_function(Xu)).mean()
+    pickle.loads(pickle.dumps(b)).predict(X)
+
+
+def test_universum_bad_input(rng):
+    X, y = _binary(rng)
+    with pytest.raises(ValueError, match="X_universum has 3 features"):
+        UniversumSVM().fit(X, y, X_universum=np.ones((2, 3)))
+    with pytest.raises(ValueError, match="needs loss='hinge'"):
+        UniversumSVM(kernel="rbf").fit(X, y)
+    with pytest.raises(ValueError, match="binary"):
+        UniversumSVM().fit(X, np.arange(40) % 3)
+    with pytest.raises(ValueError, match="epsilon"):
+        UniversumSVM(epsilon=-1).fit(X, y)
+    with pytest.raises(ValueError, match="unlabeled"):
+        UniversumSVM(unlabeled="labels").fit(X, y)
+
+
+# ---------------------------------------------------------------------------------------
+# USSL
+
+
+def _tiny_mixture(seed):
+    rng = np.random.default_rng(seed)
+    Xl = np.r_[rng.normal(size=(2, 2)) * 0.3 + [1, 0], rng.normal(size=(2, 2)) * 0.3 - [1, 0]]
+    Xu = np.r_[rng.normal(size=(2, 2)) * 0.3 + [1, 0], rng.normal(size=(1, 2)) * 0.3 - [1, 0],
+               rng.normal(size=(1, 2)) * 0.1]
+    Z = np.hstack([np.r_[Xl, Xu], np.ones((8, 1))])
+    return Z, np.array([1.0, 1.0, -1.0, -1.0])
+
+
+def _mip_by_enumeration(Z, y_l, C_L, C_U, eps, M):
+    """Problem II (big-M MIP) by enumerating labels and memberships, one QP each."""
+    l = y_l.size
+    m = Z.shape[0] - l
+    w = cp.Variable(Z.shape[1])
+    yu, dd = cp.Parameter(m), cp.Parameter(m)
+    xi = cp.Variable(l + m, nonneg=True)
+    eta = cp.Variable(m, nonneg=True)
+    o = Z @ w
+    cons = [cp.multiply(y_l, o[:l]) >= 1 - xi[:l],
+            cp.multiply(yu, o[l:]) + xi[l:] + M * (1 - dd) >= 1,
+            cp.abs(o[l:]) <= eps + eta + M * dd]
+    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C_L * cp.sum(xi[:l])
+                                     + C_U * cp.sum(xi[l:]) + C_U * cp.sum(eta)), cons)
+    best = np.inf
+    for ys in itertools.product([-1.0, 1.0], repeat=m):
+        for ds in itertools.product([0.0, 1.0], repeat=m):
+            yu.value, dd.value = np.array(ys), np.array(ds)
+            problem.solve(solver="CLARABEL")
+            best = min(best, problem.value)
+    return best
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_sdp_value_bounds_the_mip_from_below(seed):
+    Z, y_l = _tiny_mixture(seed)
+    C_L, C_U, eps, M = 1.0, 1.0, 0.2, 3.0
+    mip = _mip_by_enumeration(Z, y_l, C_L, C_U, eps, M)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sdp = ussl_sdp(Z @ Z.T, y_l, C_L, C_U, eps, M)
+    assert sdp.value <= mip + 1e-4 * max(1.0, mip)
+    # the relaxation contains the supervised problem: it is at least the labeled-only value
+    w = cp.Variable(Z.shape[1])
+    sup = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w)
+                                 + C_L * cp.sum(cp.pos(1 - cp.multiply(y_l, Z[:4] @ w)))))
+    sup.solve(solver="CLARABEL")
+    assert sdp.value >= sup.value - 1e-4
+
+
+def test_sdp_at_integer_points_is_the_fixed_qp():
+    """With M_y = y y^T and d fixed the LMI's minimum is g(y, d), the QP of Problem II."""
+    Z, y_l = _tiny_mixture(1)
+    ys, ds = np.array([1.0, 1.0, -1.0, 1.0]), np.array([1.0, 1.0, 1.0, 0.0])
+    C_L, C_U, eps, M = 1.0, 1.0, 0.2, 3.0
+    w = cp.Variable(3)
+    o = Z @ w
+    xi = cp.Variable(8, nonneg=True)
+    eta = cp.Variable(4, nonneg=True)
+    qp = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C_L * cp.sum(xi[:4])
+                                + C_U * cp.sum(xi[4:]) + C_U * cp.sum(eta)),
+                    [cp.multiply(y_l, o[:4]) >= 1 - xi[:4],
+                     cp.multiply(ys, o[4:]) + xi[4:] + M * (1 - ds) >= 1,
+                     cp.abs(o[4:]) <= eps + eta + M * ds])
+    qp.solve(solver="CLARABEL")
+    # the SDP with only one feasible (M_y, d): labels all fixed as "labeled" rows, no
+    # unlabeled freedom except d -- emulate by bounding d through C_U-free rows
+    yfull = np.r_[y_l, ys]
+    original = cp.Problem
+
+    class Pinned(original):
+        def __init__(self, objective, constraints):
+            var = {v.shape: v for c in constraints for v in c.variables()}
+            super().__init__(objective, constraints + [var[(8, 8)] == np.outer(yfull, yfull),
+                                                       var[(4,)] == ds])
+    cp.Problem = Pinned
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sdp = ussl_sdp(Z @ Z.T, y_l, C_L, C_U, eps, M)
+    finally:
+        cp.Problem = original
+    assert sdp.value == pytest.approx(qp.value, rel=1e-4)
+
+
+def _squared_refit_objective(X, y, labels_u, relevant, C_L, C_U, eps):
+    """Squared Problem I at the MFN refit with the given labels and memberships fixed."""
+    lab = np.flatnonzero(y != -1)
+    unl = np.flatnonzero(y == -1)
+    y_l = np.where(y[lab] == 1, 1.0, -1.0)
+    A = Design(X).restrict(np.r_[lab, unl])
+    l, u = lab.size, unl.size
+    rows = np.r_[np.arange(l), l + np.arange(u), l + np.arange(u), l + np.arange(u)]
+    signs = np.r_[y_l, labels_u, -np.ones(u), np.ones(u)]
+    cost = np.r_[np.full(l, 2 * C_L), np.where(relevant, 2 * C_U, 0.0),
+                 np.where(relevant, 0.0, 2 * C_U), np.where(relevant, 0.0, 2 * C_U)]
+    margin = np.r_[np.ones(l + u), np.full(2 * u, -eps)]
+    res = l2svm_mfn(A, HingeTerms(signs, cost, rows=rows, n_rows=l + u, margin=margin),
+                    Ridge(1.0), tol=1e-10)
+    o = res.outputs
+    return problem_objective(res.w, o[:l], y_l, o[l:], C_L, C_U, eps, loss="squared_hinge")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_alternating_no_worse_than_rounded_sdp(seed):
+    rng = np.random.default_rng(seed)
+    X, y, _, _ = mixture_data(rng, std_irr=0.2, n_lab=3, n_rel=8, n_irr=8, n_test=1)
+    kw = dict(C_L=10.0, C_U=10.0, epsilon=0.2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sdp = MixtureSSL(method="sdp", **kw).fit(X, y)
+    alt = MixtureSSL(**kw).fit(X, y)
+    unl = y == -1
+    ref = _squared_refit_objective(X, y, sdp.sdp_labels_, sdp.relevant_[unl], 10.0, 10.0, 0.2)
+    assert alt.objective_ <= ref * (1 + 1e-6)
+    assert sdp.sdp_value_ <= sdp.objective_ + 1e-6 * sdp.objective_
+
+
+def test_without_irrelevant_option_it_is_the_tsvm(rng):
+    X = rng.normal(size=(300, 10))
+    yt = np.where(X[:, 0] + 0.2 * rng.normal(size=300) > 0, 1, 0)
+    y = np.where(np.arange(300) < 20, yt, -1)
+    C_L, C_U = 2.0, 0.05
+    m = MixtureSSL(C_L=C_L, C_U=C_U, allow_irrelevant=False).fit(X, y)
+    lam = 1 / (2 * 20 * C_L)
+    lam_u = 2 * 280 * lam * C_U
+    t = TransductiveSVM(lam=lam, lam_u=lam_u, lam_u_init=1e-5 * lam_u).fit(X, y)
+    # same schedule and steps; the TSVM carries its CG preconditioner across rounds, so the
+    # two agree to the CG tolerance (1e-6), not bit for bit
+    np.testing.assert_allclose(m.coef_, t.coef_, rtol=1e-5, atol=1e-8)
+    np.testing.assert_array_equal(m.transduction_, t.transduction_)
+    assert m.relevant_.all()
+
+
+def test_mixture_flags_irrelevant_points_and_beats_tsvm_on_chapter7_data():
+    rng = np.random.default_rng(0)
+    errs = []
+    for _ in range(3):
+        X, y, Xt, yt = mixture_data(rng, std_irr=0.1)
+        m = MixtureSSL(C_L=100, C_U=100, epsilon=0.2).fit(X, y)
+        irr = m.relevant_[70:]
+        rel = m.relevant_[10:70]
+        assert irr.mean() < 0.5 < rel.mean()
+        errs.append(1 - m.score(Xt, yt))
+    assert np.mean(errs) < 0.05
+    assert m.transduction_.shape == y.shape
+    assert np.array_equal(m.transduction_[:10], y[:10])
+    pickle.loads(pickle.dumps(m)).predict(Xt)
+
+
+def test_mixture_bad_input_and_documented_behaviour(rng):
+    X, y, _, _ = mixture_data(rng)
+    with pytest.raises(ValueError, match="max_sdp_rows"):
+        MixtureSSL(method="sdp", max_sdp_rows=50).fit(X, y)
+    with pytest.raises(ValueError, match="method"):
+        MixtureSSL(method="mip").fit(X, y)
+    with pytest.raises(ValueError, match="no labeled rows"):
+        MixtureSSL().fit(X, -np.ones(len(y)))
+    with pytest.raises(ValueError, match="binary"):
+        MixtureSSL().fit(X, np.r_[np.arange(10) % 3, -np.ones(len(y) - 10)])
+    # an all-irrelevant verdict is allowed, but said: a huge epsilon makes every
+    # unlabeled row free as a universum point
+    with pytest.warns(UserWarning, match="every unlabeled row irrelevant"):
+        m = MixtureSSL(C_L=1e-3, epsilon=100.0).fit(X, y)
+    assert not m.relevant_[10:].any()
+
+
+# ---------------------------------------------------------------------------------------
+# STL / SSTL
+
+
+def _weak_digits(rng, n_unl=120):
+    """sklearn's 8x8 digits: 1 vs 7 labeled (2 each), other digits as weakly related rows."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    pos = np.flatnonzero(np.isin(y, [1, 7]))
+    lab = np.r_[rng.choice(np.flatnonzero(y == 1), 2, replace=False),
+                rng.choice(np.flatnonzero(y == 7), 2, replace=False)]
+    test = np.setdiff1d(pos, lab)
+    unl = rng.choice(np.flatnonzero(~np.isin(y, [1, 7])), n_unl, replace=False)
+    Xtr = np.r_[X[lab], X[unl]]
+    ytr = np.r_[y[lab], -np.ones(n_unl, dtype=int)]
+    return Xtr, ytr, X[test], y[test]
+
+
+def test_sstl_objective_never_increases_and_matches_its_definition(rng):
+    from semisup.weak import SupervisedSelfTaught
+
+    X, y, Xt, yt = _weak_digits(rng)
+    m = SupervisedSelfTaught(n_components=12, beta=0.5, supervised_weight=5.0, max_iter=4,
+                             n_iter=20, random_state=0).fit(X, y)
+    trace = np.asarray(m.fit_results_["objective"])
+    assert trace.size == 1 + 4 * m.n_iter_
+    assert np.all(np.diff(trace) <= 1e-9 * np.abs(trace[1:]))
+    assert trace[-1] < trace[0]
+    # the recorded value is F at the returned dictionary, codes and classifier
+    Y = np.where(y[y != -1] == 7, 1.0, -1.0)
+    codes = m.codes_
+    Xall = np.r_[X[y != -1], X[y == -1]]
+    F = np.sum((Xall - codes @ m.components_) ** 2) + 0.5 * np.abs(codes).sum() + 5.0 * (
+        0.5 * float(np.sum(m.coef_ ** 2)) + np.maximum(
+            0, 1 - Y * (codes[:4] @ m.coef_[0] + m.intercept_[0])).sum())
+    assert m.objective_ == pytest.approx(F, rel=1e-9)
+    assert np.all(np.linalg.norm(m.components_, axis=1) <= 1 + 1e-9)
+    assert m.score(Xt, yt) > 0.6
+    pickle.loads(pickle.dumps(m)).predict(Xt[:3])
+
+
+def test_sstl_with_zero_supervised_weight_is_stl(rng):
+    from semisup.weak import SelfTaughtClassifier, SupervisedSelfTaught
+
+    X, y, Xt, yt = _weak_digits(rng)
+    kw = dict(n_components=10, beta=0.5, C=2.0, n_iter=10, random_state=3)
+    a = SupervisedSelfTaught(supervised_weight=0.0, **kw).fit(X, y)
+    b = SelfTaughtClassifier(**kw).fit(X, y)
+    np.testing.assert_allclose(a.components_, b.components_)
+    np.testing.assert_allclose(a.decision_function(Xt), b.decision_function(Xt))
+    # and the STL codes solve the documented lasso: ||x - aD||^2 + beta ||a||_1 (alpha=beta/2)
+    codes = b.transform(Xt[:3])
+    for x, a0 in zip(Xt[:3], codes, strict=True):
+        var = cp.Variable(10)
+        problem = cp.Problem(cp.Minimize(cp.sum_squares(x - var @ b.components_)
+                                         + 0.5 * cp.norm1(var)))
+        problem.solve(solver="CLARABEL")
+        value = np.sum((x - a0 @ b.components_) ** 2) + 0.5 * np.abs(a0).sum()
+        assert value == pytest.approx(problem.value, rel=1e-4, abs=1e-6)
+
+
+def test_sstl_multiclass_and_extra_unlabeled_rows(rng):
+    from sklearn.datasets import load_digits
+
+    from semisup.weak import SupervisedSelfTaught
+
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    lab = np.r_[[np.flatnonzero(y == k)[:3] for k in (0, 1, 2)]].ravel()
+    extra = X[np.isin(y, [5, 6])][:60]
+    m = SupervisedSelfTaught(n_components=8, beta=0.5, supervised_weight=2.0, max_iter=2,
+                             n_iter=10, random_state=0).fit(X[lab], y[lab], X_unlabeled=extra)
+    assert m.coef_.shape == (3, 8)
+    test = np.flatnonzero(np.isin(y, [0, 1, 2]))[50:150]
+    assert m.score(X[test], y[test]) > 0.5
+
+
+def test_selftaught_bad_input(rng):
+    from semisup.weak import SelfTaughtClassifier, SupervisedSelfTaught
+
+    X, y, _, _ = _weak_digits(rng, n_unl=20)
+    with pytest.raises(ValueError, match="n_components=30 atoms cannot be learned from 20"):
+        SelfTaughtClassifier(n_components=30).fit(X, y)
+    with pytest.raises(ValueError, match="X_unlabeled has 3 features"):
+        SelfTaughtClassifier(n_components=5).fit(X, y, X_unlabeled=np.ones((4, 3)))
+    with pytest.raises(ValueError, match="beta"):
+        SupervisedSelfTaught(beta=0).fit(X, y)
+    with pytest.raises(ValueError, match="supervised_weight"):
+        SupervisedSelfTaught(supervised_weight=-1).fit(X, y)
+
+
+# ---------------------------------------------------------------------------------------
+# scikit-learn's estimator checks (binary-only estimators)
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+
+@parametrize_with_checks(
+    [UniversumSVM(), MixtureSSL()],
+    expected_failed_checks=lambda est: {
+        "check_classifiers_classes": "y == -1 marks unlabeled rows (the sklearn.semi_supervised "
+                                     "convention), so the check's class label -1 cannot be a "
+                                     "class"},
+)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        check(estimator)
