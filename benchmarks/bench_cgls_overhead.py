@@ -157,7 +157,7 @@ def kernel_probe(name, X, rows, rng, repeat: int, number: int) -> list:
 def end_to_end(repeat: int) -> list:
     """Whole fits with the parallel kernels (library default) and with serial kernels."""
     b = load_svmlin_example()
-    y_pc = partial_labels(b.y_train, np.flatnonzero(b.y_train != 0))
+    y_pc = partial_labels(b.y_train_svmlin, np.flatnonzero(b.y_train_svmlin != 0))
     Xm, ym = mnist_even_odd()
     sub = np.sort(np.random.default_rng(1).choice(Xm.shape[0], 15000, replace=False))
     Xm, ym = Xm[sub], ym[sub]

@@ -108,8 +108,8 @@ def section_text(quick: bool) -> str:
     rows = []
     # 1. SVMlin's pcmac example: 50 given labels, 486 test rows
     b = load_svmlin_example()
-    y = np.where(b.y_train == 0, -1, (b.y_train > 0).astype(int))
-    yt = (b.y_test > 0).astype(int)
+    y = np.where(b.y_train_svmlin == 0, -1, (b.y_train_svmlin > 0).astype(int))
+    yt = (b.y_test_svmlin > 0).astype(int)
     W = text_graph(b.X_train)
     res = run_methods(b.X_train, y, W, b.X_test, yt)
     for name, (_, test_err, dt) in res.items():

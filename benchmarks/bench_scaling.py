@@ -44,10 +44,10 @@ def fit_stats(est, X, y) -> dict:
 
 def part_a(ks) -> list:
     b = load_svmlin_example()
-    y_semi = partial_labels(b.y_train, np.flatnonzero(b.y_train != 0))
-    lab = np.flatnonzero(b.y_train != 0)
+    y_semi = partial_labels(b.y_train_svmlin, np.flatnonzero(b.y_train_svmlin != 0))
+    lab = np.flatnonzero(b.y_train_svmlin != 0)
     X_sup = sp.vstack([b.X_train[lab], b.X_test], format="csr")
-    y_sup = (np.concatenate([b.y_train[lab], b.y_test]) > 0).astype(np.int64)
+    y_sup = (np.concatenate([b.y_train_svmlin[lab], b.y_test_svmlin]) > 0).astype(np.int64)
     methods = {
         "L2SVM-MFN (labeled+test rows, lam=0.01 k)": (
             lambda k: L2SVM(lam=0.01 * k, solver="mfn"), X_sup, y_sup),

@@ -59,9 +59,9 @@ def rounds(est) -> str:
 
 def pcmac_rows() -> list:
     b = load_svmlin_example()
-    lab = np.flatnonzero(b.y_train != 0)
-    y = partial_labels(b.y_train, lab)
-    y_test = (b.y_test > 0).astype(np.int64)
+    lab = np.flatnonzero(b.y_train_svmlin != 0)
+    y = partial_labels(b.y_train_svmlin, lab)
+    y_test = (b.y_test_svmlin > 0).astype(np.int64)
     rows = []
     L2SVM(lam=1.0).fit(b.X_train, y)  # warm-up: numba compilation / cache loading
     for name, make in methods(lab.size, 0.5, single_switch=True).items():

@@ -50,9 +50,9 @@ def objective(X, y01, coef, intercept, lam) -> float:
 
 def problems():
     b = load_svmlin_example()
-    lab = np.flatnonzero(b.y_train != 0)
+    lab = np.flatnonzero(b.y_train_svmlin != 0)
     X = sp.vstack([b.X_train[lab], b.X_test], format="csr")
-    y = (np.concatenate([b.y_train[lab], b.y_test]) > 0).astype(np.int64)
+    y = (np.concatenate([b.y_train_svmlin[lab], b.y_test_svmlin]) > 0).astype(np.int64)
     yield "pcmac example labeled+test", X, y, [1.0, 1e-2]
     t = load_sslbook("text", 10)
     yield "SSL-book text", t.X, (t.y > 0).astype(np.int64), [1.0, 1e-2]

@@ -80,17 +80,22 @@ def test_svmlin_example():
     assert sp.isspmatrix_csr(b.X_train) and b.X_train.shape == (1460, 7510)
     assert b.X_test.shape == (486, 7510)
     assert b.X_train.nnz == 79402 and b.X_test.nnz == 26819
-    np.testing.assert_array_equal(np.unique(b.y_train, return_counts=True)[1], [29, 1410, 21])
-    assert set(np.unique(b.y_test)) == {-1.0, 1.0}
+    # the files' SVMlin coding (0 = unlabeled) alongside semisup's (-1 = unlabeled)
+    np.testing.assert_array_equal(np.unique(b.y_train_svmlin, return_counts=True)[1],
+                                  [29, 1410, 21])
+    assert set(np.unique(b.y_test_svmlin)) == {-1.0, 1.0}
+    np.testing.assert_array_equal(np.unique(b.y_train, return_counts=True)[1], [1410, 29, 21])
+    assert set(np.unique(b.y_test)) == {0, 1}
     # rows have unit norm (SOURCE.md)
     norms = np.sqrt(b.X_train.multiply(b.X_train).sum(axis=1)).A1
     np.testing.assert_allclose(norms, 1.0, atol=1e-5)
     # the folder itself is accepted as data_dir, too
     assert ds.load_svmlin_example(b.path).X_train.nnz == 79402
-    y = ds.partial_labels(b.y_train, np.flatnonzero(b.y_train != 0))
-    np.testing.assert_array_equal(y[b.y_train == 0], -1)
-    np.testing.assert_array_equal(y[b.y_train == 1], 1)
-    np.testing.assert_array_equal(y[b.y_train == -1], 0)
+    y = ds.partial_labels(b.y_train_svmlin, np.flatnonzero(b.y_train_svmlin != 0))
+    np.testing.assert_array_equal(y, b.y_train)
+    np.testing.assert_array_equal(y[b.y_train_svmlin == 0], -1)
+    np.testing.assert_array_equal(y[b.y_train_svmlin == 1], 1)
+    np.testing.assert_array_equal(y[b.y_train_svmlin == -1], 0)
 
 
 # ------------------------------------------------------------------ MNIST

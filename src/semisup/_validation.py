@@ -1,7 +1,16 @@
 """Input validation shared by every estimator: one place for the labeled/unlabeled split.
 
 Convention (as :mod:`sklearn.semi_supervised`): ``y == -1`` marks an unlabeled row; any
-other value is a class label.
+other value is a class label.  In a string or object label array the string ``'-1'`` marks an
+unlabeled row as well (labels read from text files arrive as strings; a class named ``'-1'``
+would silently turn the unlabeled marker into a class).  Labels that are exactly
+``{-1, 0, +1}`` with more ``0`` than ``-1`` rows look like SVMlin's coding (``0`` =
+unlabeled) and draw a :class:`LabelCodingWarning` pointing to
+:func:`semisup.io.svmlin_to_labels`.
+
+The parameter checks (:func:`check_positive`, :func:`check_fraction`, :func:`check_int`,
+:func:`check_real`, :func:`check_choice`) are the one set every estimator validates its
+hyper-parameters with.
 """
 
 from __future__ import annotations
@@ -20,6 +29,44 @@ from sklearn.utils.validation import (
 )
 
 UNLABELED = -1
+
+#: Largest / smallest magnitude of a non-zero feature value accepted without computing the
+#: row norms exactly (squares of values beyond these bounds may overflow / underflow).
+_SCALE_HIGH = 1e150
+_SCALE_LOW = 1e-150
+
+
+class LabelCodingWarning(UserWarning):
+    """``y`` looks like SVMlin's label coding (``0`` = unlabeled) rather than semisup's."""
+
+
+class CollapseWarning(UserWarning):
+    """A semi-supervised fit gave every unlabeled row the same class."""
+
+
+#: Fewest unlabeled rows for which one class for all of them is reported as a collapse.
+MIN_COLLAPSE_ROWS = 10
+
+
+def warn_if_collapsed(estimator, transduction_unlabeled: np.ndarray, n_classes: int) -> None:
+    """Warn (:class:`CollapseWarning`) when every unlabeled row got the same class.
+
+    With two or more labeled classes and at least :data:`MIN_COLLAPSE_ROWS` unlabeled rows,
+    one class for all of them almost always means the semi-supervised solution collapsed
+    (e.g. a regularization weight so large that only the bias is left), not a property of
+    the data.
+    """
+    if n_classes < 2 or transduction_unlabeled.size < MIN_COLLAPSE_ROWS:
+        return
+    first = transduction_unlabeled[0]
+    first = first.item() if isinstance(first, np.generic) else first
+    if np.all(transduction_unlabeled == first):
+        warnings.warn(f"{type(estimator).__name__}: every one of the "
+                      f"{transduction_unlabeled.size} unlabeled rows was assigned class "
+                      f"{first!r}: the solution collapsed to one class. The regularization "
+                      "is probably too strong for the scale of X (lower lam / gamma_A, or "
+                      "rescale X), or the positive fraction is wrong", CollapseWarning,
+                      stacklevel=4)
 
 
 @dataclass
@@ -57,20 +104,84 @@ def unlabeled_mask(y: np.ndarray) -> np.ndarray:
         return y == UNLABELED
     if y.dtype.kind == "b":
         return np.zeros(y.shape, dtype=bool)
-    return np.array([isinstance(v, numbers.Number) and v == UNLABELED for v in y], dtype=bool)
+    if y.dtype.kind == "U":
+        return y == str(UNLABELED)
+    return np.array([(isinstance(v, numbers.Number) and v == UNLABELED)
+                     or (isinstance(v, str) and v == str(UNLABELED)) for v in y], dtype=bool)
 
 
-def check_X(X, *, accept_sparse: bool = True, estimator=None, reset: bool | None = None):
+def check_scale(X) -> None:
+    """Refuse inputs whose squared row norms overflow or underflow float64.
+
+    Kernel widths, Gram matrices and the Newton systems of the linear models are all built
+    from squared norms and inner products; beyond ``|x| ~ 1e154`` they overflow to ``inf``
+    and below ``|x| ~ 1e-154`` they vanish, so every model would silently collapse to one
+    class.  Computes the exact row norms only when the largest magnitude is outside
+    ``[1e-150, 1e150]`` (one pass over the non-zeros otherwise).
+
+    Raises
+    ------
+    ValueError
+        Saying to rescale ``X``.
+    """
+    values = X.data if hasattr(X, "tocsr") else X
+    if values.size == 0:
+        return
+    big = max(float(np.max(values)), -float(np.min(values)))
+    if big == 0.0 or _SCALE_LOW <= big <= _SCALE_HIGH:
+        return
+    with np.errstate(over="ignore", under="ignore"):
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if hasattr(X, "tocsr") \
+            else np.einsum("ij,ij->i", X, X)
+    fix = ("rescale X, e.g. with sklearn.preprocessing.StandardScaler or MaxAbsScaler "
+           "(semisup models are not scale invariant)")
+    if not np.all(np.isfinite(sq)):
+        raise ValueError(f"X is too large in magnitude (largest |value| {big:.3g}): squared "
+                         f"row norms overflow float64; {fix}")
+    if float(sq.max()) < np.finfo(np.float64).tiny:
+        raise ValueError(f"X is too small in magnitude (largest |value| {big:.3g}): squared "
+                         f"row norms underflow to zero, so distances and kernel widths are "
+                         f"degenerate; {fix}")
+
+
+def check_X(X, *, accept_sparse: bool = True, estimator=None, reset: bool | None = None,
+            scale: bool = False):
     """Validate inputs: 2-D, finite, float64; CSR when sparse.
 
     With ``estimator`` and ``reset`` given, through scikit-learn's ``validate_data``:
     ``reset=True`` (in ``fit``) records ``n_features_in_`` and, for a pandas DataFrame,
     ``feature_names_in_``; ``reset=False`` (in ``predict``/``transform``) checks them.
+    ``scale=True`` (used when fitting) also applies :func:`check_scale`.
     """
     kwargs = dict(accept_sparse="csr" if accept_sparse else False, dtype=np.float64)
     if estimator is not None and reset is not None:
-        return validate_data(estimator, X, reset=reset, **kwargs)
-    return check_array(X, estimator=estimator, **kwargs)
+        X = validate_data(estimator, X, reset=reset, **kwargs)
+    else:
+        X = check_array(X, estimator=estimator, **kwargs)
+    if hasattr(X, "has_canonical_format") and not X.has_canonical_format:
+        # duplicate entries mean their sum and indices may come unsorted; kernels, graphs and
+        # compiled row loops assume neither, so canonicalise a copy (the caller's is kept)
+        X = X.copy()
+        X.sum_duplicates()
+    if scale:
+        check_scale(X)
+    return X
+
+
+def _warn_svmlin_coding(y: np.ndarray, unlabeled: np.ndarray) -> None:
+    """Warn when ``y`` is exactly {-1, 0, +1} with more 0 than -1 rows (SVMlin's coding)."""
+    if y.dtype.kind not in "iuf":
+        return
+    n_zero = int(np.count_nonzero(y == 0))
+    if n_zero <= unlabeled.size or not np.all(np.isin(y, (-1, 0, 1))) or \
+            not np.any(y == 1) or unlabeled.size == 0:
+        return
+    warnings.warn(f"y holds exactly the values -1, 0 and +1 with more 0 ({n_zero}) than -1 "
+                  f"({unlabeled.size}) rows: this looks like SVMlin's coding (0 = unlabeled), "
+                  "but semisup reads -1 as unlabeled and 0 as a class. Convert with "
+                  "semisup.io.svmlin_to_labels(y); if 0 is really a class, silence this "
+                  "with warnings.simplefilter('ignore', semisup._validation.LabelCodingWarning)",
+                  LabelCodingWarning, stacklevel=4)
 
 
 def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled: bool = False,
@@ -96,7 +207,7 @@ def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled
         With the argument at fault and how to fix it.
     """
     X = check_X(X, accept_sparse=accept_sparse, estimator=estimator,
-                reset=None if estimator is None else True)
+                reset=None if estimator is None else True, scale=True)
     if y is None:
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target "
                          "y is None: give class labels, and -1 for unlabeled rows")
@@ -120,11 +231,16 @@ def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled
         # integer-valued labels are always classes; everything else gets scikit-learn's
         # full (and slower) check, which rejects continuous and mixed-type targets
         check_classification_targets(y_labeled)
+    _warn_svmlin_coding(y, unlabeled)
     classes, y_index = np.unique(y_labeled, return_inverse=True)
     if classes.size < min_classes:
+        hint = "label rows of every class"
+        if unlabeled.size:
+            hint = (f"{unlabeled.size} rows are -1, which marks unlabeled rows; if -1 is a "
+                    "class, recode it (e.g. np.where(y == -1, 0, y), or "
+                    "semisup.io.svmlin_to_labels for SVMlin's +1/-1/0 labels)")
         raise ValueError(f"y contains {classes.size} class among its labeled rows "
-                         f"({classes.tolist()}); at least {min_classes} are needed: label rows "
-                         "of every class")
+                         f"({classes.tolist()}); at least {min_classes} are needed: {hint}")
     if require_unlabeled and unlabeled.size == 0:
         warnings.warn("y has no unlabeled rows (no -1 entries): the semi-supervised method "
                       "reduces to its supervised counterpart", UserWarning, stacklevel=3)
@@ -134,16 +250,51 @@ def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled
 
 def check_fraction(value, name: str) -> float:
     """Validate a fraction in the open interval (0, 1)."""
-    if not isinstance(value, numbers.Real) or not 0.0 < float(value) < 1.0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+            or not 0.0 < float(value) < 1.0:
         raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
     return float(value)
 
 
 def check_positive(value, name: str, *, allow_zero: bool = False) -> float:
     """Validate a positive (or non-negative) real hyper-parameter."""
-    ok = isinstance(value, numbers.Real) and np.isfinite(value) and (
-        value >= 0 if allow_zero else value > 0)
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and \
+        np.isfinite(value) and (value >= 0 if allow_zero else value > 0)
     if not ok:
         bound = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
     return float(value)
+
+
+def check_int(value, name: str, low: int = 1) -> int:
+    """Validate an integer hyper-parameter ``>= low`` (``bool`` is not an integer here)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def check_real(value, name: str, *, positive: bool, allow_none: bool = False):
+    """Validate a finite real ``> 0`` (``positive``) or ``>= 0``; ``None`` if ``allow_none``."""
+    if value is None and allow_none:
+        return None
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
+    ok = ok and (value > 0 if positive else value >= 0)
+    if not ok:
+        bound = "> 0" if positive else ">= 0"
+        extra = " (or None for the default)" if allow_none else ""
+        raise ValueError(f"{name} must be a finite number {bound}{extra}, got {value!r}")
+    return float(value)
+
+
+def check_bool(value, name: str) -> bool:
+    """Validate a boolean flag (``True``/``False``, numpy booleans included)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_choice(value, name: str, choices) -> str:
+    """Validate a string option among ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+    return value

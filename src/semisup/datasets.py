@@ -9,8 +9,9 @@ files are missing.  The SSL-book sets fall back to the copies shipped inside the
 package) when no shared directory is found.
 
 Label conventions differ between sources and from :mod:`semisup`'s own (``y == -1`` marks an
-unlabeled row): the loaders return labels as stored, and :func:`partial_labels` turns a label
-vector plus the indices of the labeled rows into a target vector for ``fit``.
+unlabeled row): :func:`load_svmlin_example` returns semisup's coding (and SVMlin's alongside),
+the other loaders return labels as stored, and :func:`partial_labels` turns a label vector
+plus the indices of the labeled rows into a target vector for ``fit``.
 """
 
 from __future__ import annotations
@@ -167,18 +168,19 @@ def load_svmlin_example(data_dir: str | os.PathLike | None = None) -> Bunch:
     Returns
     -------
     sklearn.utils.Bunch
-        ``X_train`` (CSR, 1460 x 7510), ``y_train`` (float64: ``+1``/``-1`` for the 50
-        labeled rows, ``0`` for the 1410 unlabeled rows, as SVMlin), ``X_test`` (CSR,
-        486 x 7510), ``y_test`` (``+1``/``-1``) and ``path`` (the folder read).  Convert
-        ``y_train`` for :mod:`semisup` estimators with
-        ``partial_labels(y_train, np.flatnonzero(y_train != 0))``.
+        ``X_train`` (CSR, 1460 x 7510), ``y_train`` (int64, **semisup's coding**, ready
+        for ``fit``: ``1`` positive, ``0`` negative for the 50 labeled rows, ``-1`` for
+        the 1410 unlabeled rows), ``X_test`` (CSR, 486 x 7510), ``y_test`` (int64, ``1`` /
+        ``0``, comparable with ``predict``), ``y_train_svmlin`` and ``y_test_svmlin`` (the
+        files' SVMlin coding, float64 ``+1``/``-1``, ``0`` = unlabeled) and ``path`` (the
+        folder read).  :func:`semisup.io.svmlin_to_labels` converts between the codings.
 
     Raises
     ------
     FileNotFoundError
         When the four files are not found; the message names the paths tried.
     """
-    from semisup.io import read_svmlin_examples, read_svmlin_labels
+    from semisup.io import read_svmlin_examples, read_svmlin_labels, svmlin_to_labels
 
     names = ("training_examples", "training_labels", "test_examples", "test_labels")
     tr_x, tr_y, te_x, te_y = _find_files(data_dir, "svmlin_example_pcmac", names,
@@ -194,8 +196,9 @@ def load_svmlin_example(data_dir: str | os.PathLike | None = None) -> Bunch:
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"{name} examples and labels disagree: {X.shape[0]} rows vs "
                              f"{y.shape[0]} labels in {tr_x.parent}")
-    return Bunch(X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
-                 path=tr_x.parent)
+    return Bunch(X_train=X_train, y_train=svmlin_to_labels(y_train), X_test=X_test,
+                 y_test=svmlin_to_labels(y_test), y_train_svmlin=y_train,
+                 y_test_svmlin=y_test, path=tr_x.parent)
 
 
 # --------------------------------------------------------------------------------------------
@@ -510,9 +513,9 @@ def partial_labels(y: np.ndarray, labeled: np.ndarray | Sequence[int],
     """Targets for :mod:`semisup` estimators: class index on ``labeled`` rows, -1 elsewhere.
 
     Classes are recoded ``0 .. k-1`` in sorted order, so that a stored class ``-1`` (as in
-    the ``+1/-1`` sets) cannot be mistaken for the unlabeled marker.  For the SVMlin example,
-    ``partial_labels(y_train, np.flatnonzero(y_train != 0))`` maps ``-1 -> 0``, ``+1 -> 1``
-    and ``0 -> -1``.
+    the ``+1/-1`` sets) cannot be mistaken for the unlabeled marker.  For SVMlin's coding,
+    ``partial_labels(y, np.flatnonzero(y != 0))`` maps ``-1 -> 0``, ``+1 -> 1`` and
+    ``0 -> -1`` (as :func:`semisup.io.svmlin_to_labels`).
 
     Parameters
     ----------

@@ -18,6 +18,14 @@ Vector files
 
 Files ending in ``.gz`` or ``.bz2`` are (de)compressed transparently, for reading and writing.
 
+Every writer is atomic: it writes a temporary file next to the target and renames it over the
+target (:func:`os.replace`) only once the whole content is written, so a failure or an
+interrupt (Ctrl-C) part-way leaves the previous file, or none, never a truncated one.
+
+Label coding: SVMlin files mark unlabeled examples with ``0`` and the classes with ``+1/-1``;
+semisup estimators read ``-1`` as unlabeled.  :func:`svmlin_to_labels` and
+:func:`labels_to_svmlin` convert between the two.
+
 Numbers are decimal literals (``[+-]digits[.digits][e[+-]digits]``); ``nan``, ``inf`` and
 values overflowing float64 are rejected.  Every malformed input raises :class:`FileFormatError`
 naming the file, the first offending 1-based line, the offending token and what was expected.
@@ -37,6 +45,7 @@ import math
 import operator
 import os
 import re
+import tempfile
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator
@@ -57,6 +66,8 @@ __all__ = [
     "write_vector",
     "read_vector",
     "check_consistent",
+    "svmlin_to_labels",
+    "labels_to_svmlin",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -169,9 +180,8 @@ def _read_bytes(path: PathLike) -> tuple[str, bytes]:
             ) from None
 
 
-def _open_write(path: PathLike) -> IO[bytes]:
-    name = os.fsdecode(os.fspath(path))
-    kind = _compression(name)
+def _open_write(path: PathLike, kind: str | None) -> IO[bytes]:
+    """Open ``path`` for writing, compressed as ``kind`` ('gzip', 'bz2' or None)."""
     if kind == "gzip":
         return gzip.open(path, "wb")
     if kind == "bz2":
@@ -694,10 +704,88 @@ def _format_rows(csr: sp.csr_matrix, labels: list[str] | None) -> Iterator[bytes
 
 
 def _write_chunks(path: PathLike, chunks: Iterable[bytes]) -> None:
-    """The one place that opens an output file (compressed by suffix) and writes to it."""
-    with _open_write(path) as fh:
-        for chunk in chunks:
-            fh.write(chunk)
+    """The one place that opens an output file (compressed by suffix) and writes to it.
+
+    Atomic: the chunks go to a temporary file in the target's directory, which replaces the
+    target only when complete; on any exception (``KeyboardInterrupt`` included) the
+    temporary file is removed and the target is left as it was.
+    """
+    target = os.fsdecode(os.fspath(path))
+    folder, name = os.path.split(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder)
+    try:
+        os.close(fd)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp's 0600 would leak into the target
+        with _open_write(tmp, _compression(target)) as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+        os.replace(tmp, target)
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def svmlin_to_labels(y: object) -> np.ndarray:
+    """Convert SVMlin labels (``+1``, ``-1``, ``0`` = unlabeled) to semisup's coding.
+
+    semisup estimators read ``-1`` as unlabeled, so SVMlin's negative class ``-1`` becomes
+    class ``0``, its positive class ``+1`` stays class ``1`` and its unlabeled ``0`` becomes
+    ``-1``.  Passing SVMlin's labels to ``fit`` unconverted would train on the unlabeled
+    rows as a class and drop the negative examples.
+
+    Parameters
+    ----------
+    y : array_like of shape (n,)
+        Labels in {-1, 0, +1}, e.g. from :func:`read_svmlin_labels`.
+
+    Returns
+    -------
+    numpy.ndarray of int64 of shape (n,)
+        ``1`` (positive), ``0`` (negative) or ``-1`` (unlabeled).
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not 1-D or holds another value.
+    """
+    arr = _as_vector(y, "y")
+    bad = ~np.isin(arr, (-1.0, 0.0, 1.0))
+    if bad.any():
+        raise ValueError(f"SVMlin labels must be -1, 0 or +1, got {arr[bad][0]!r}")
+    return np.where(arr == 0, -1, (arr > 0).astype(np.int64)).astype(np.int64)
+
+
+def labels_to_svmlin(y: object) -> np.ndarray:
+    """Inverse of :func:`svmlin_to_labels`: semisup labels {1, 0, -1} to SVMlin's {+1, -1, 0}.
+
+    Parameters
+    ----------
+    y : array_like of shape (n,)
+        ``1`` (positive), ``0`` (negative) or ``-1`` (unlabeled).
+
+    Returns
+    -------
+    numpy.ndarray of float64 of shape (n,)
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not 1-D or holds another value.
+    """
+    arr = _as_vector(y, "y")
+    bad = ~np.isin(arr, (-1.0, 0.0, 1.0))
+    if bad.any():
+        raise ValueError(f"labels must be 1, 0 or -1 (unlabeled), got {arr[bad][0]!r}")
+    return np.where(arr == -1, 0.0, np.where(arr > 0, 1.0, -1.0))
 
 
 def _write_lines(path: PathLike, lines: list[str]) -> None:

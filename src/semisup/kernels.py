@@ -28,8 +28,21 @@ def mean_squared_distance(X, n_pairs: int = 2000, random_state=0) -> float:
 
 
 def default_gamma(X, random_state=0) -> float:
-    """RBF ``gamma`` (in ``exp(-gamma ||x - y||^2)``) as the reciprocal mean squared distance."""
-    return 1.0 / mean_squared_distance(X, random_state=random_state)
+    """RBF ``gamma`` (in ``exp(-gamma ||x - y||^2)``) as the reciprocal mean squared distance.
+
+    Raises
+    ------
+    ValueError
+        When the width is degenerate (``0`` or ``inf``: distances overflow or underflow
+        float64), saying to rescale ``X`` or to pass ``gamma``.
+    """
+    with np.errstate(over="ignore", divide="ignore"):
+        gamma = 1.0 / mean_squared_distance(X, random_state=random_state)
+    if not (np.isfinite(gamma) and gamma > 0):
+        raise ValueError(f"the default kernel width gamma = 1 / (mean squared distance between "
+                         f"rows) is {gamma!r}: the scale of X is extreme; rescale X (e.g. "
+                         "sklearn.preprocessing.StandardScaler) or pass gamma explicitly")
+    return gamma
 
 
 def kernel_matrix(X, Y=None, kernel: str = "rbf", gamma: float | None = None, degree: int = 3,
@@ -68,7 +81,13 @@ def kernel_matrix(X, Y=None, kernel: str = "rbf", gamma: float | None = None, de
         # X @ X.T on one buffer goes to BLAS syrk, which crashed (segfault) in the bundled
         # OpenBLAS for a 20,000 x 784 matrix; a second buffer takes the gemm path
         Y = np.array(X, dtype=np.float64, copy=True)
-    return np.asarray(pairwise_kernels(X, Y, metric=kernel, **params), dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = np.asarray(pairwise_kernels(X, Y, metric=kernel, **params), dtype=np.float64)
+    if not np.all(np.isfinite(K)):
+        raise ValueError(f"the {kernel!r} kernel matrix has non-finite entries (parameters "
+                         f"{params}): X is too large for this kernel; rescale X (e.g. "
+                         "sklearn.preprocessing.StandardScaler) or lower gamma / degree")
+    return K
 
 
 def kernel_matrix_blocks(X, Y, block_rows: int, kernel: str = "rbf", gamma: float | None = None,

@@ -54,8 +54,11 @@ class SVMlinModel:
 
     def __init__(self, algorithm: int, lam: float = 1.0, lam_u: float = 1.0,
                  positive_fraction: float = 0.5, max_switches: int | None = None,
-                 cost_positive: float = 1.0, cost_negative: float = 1.0, verbose: int = 0):
+                 cost_positive: float = 1.0, cost_negative: float = 1.0, verbose: int = 0,
+                 max_iter: int = 50, tol: float = 1e-6):
         self.algorithm = algorithm
+        self.max_iter = max_iter
+        self.tol = tol
         self.lam = lam
         self.lam_u = lam_u
         self.positive_fraction = positive_fraction
@@ -66,9 +69,12 @@ class SVMlinModel:
 
     def fit(self, X, y):
         """Fit on CSR ``X`` and ``y`` in {0, 1} with ``-1`` for unlabeled rows."""
+        from semisup._validation import check_scale
+
         X = sp.csr_matrix(X, dtype=np.float64)
         if not np.all(np.isfinite(X.data)):
             raise ValueError("X contains NaN or infinity")
+        check_scale(X)
         y = np.asarray(y)
         labeled = np.flatnonzero(y != -1)
         unlabeled = np.flatnonzero(y == -1)
@@ -87,33 +93,40 @@ class SVMlinModel:
         self.classes_ = classes
         self.objective_ = res.objective
         self.fit_results_ = [res]
+        if unlabeled.size:
+            from semisup._validation import warn_if_collapsed
+
+            side = self.decision_function(X[unlabeled]) > 0
+            warn_if_collapsed(self, classes[side.astype(np.intp)], classes.size)
         return self
 
     def _solve(self, design, labeled, unlabeled, y_pm):
+        options = dict(_MFN_OPTIONS, tol=self.tol, max_iter=self.max_iter)
         reg = Ridge(self.lam)
         if self.algorithm in (0, 1):
             A = design.restrict(labeled)
             cost = np.where(y_pm > 0, self.cost_positive, self.cost_negative)
             if self.algorithm == 0:
-                res = cgls(A, cost, y_pm, reg, tol=_MFN_OPTIONS["tol"],
-                           max_iter=_MFN_OPTIONS["max_cg_iter"])
+                res = cgls(A, cost, y_pm, reg, tol=options["tol"],
+                           max_iter=options["max_cg_iter"])
                 o = A.matvec(res.x)
                 objective = reg.value(res.x) + 0.5 * float(cost @ (y_pm - o) ** 2)
                 return MFNResult(w=res.x, outputs=o, objective=objective, n_iter=res.n_iter,
                                  n_cg_iter=res.n_iter, converged=res.converged,
                                  history=[objective])
             res = l2svm_mfn(A, HingeTerms(y_pm, cost), reg, verbose=self.verbose,
-                            **_MFN_OPTIONS)
+                            **options)
             if not res.converged:
                 from sklearn.exceptions import ConvergenceWarning
 
-                warnings.warn("L2SVM (solver='mfn') stopped at max_iter=50 before reaching "
-                              "tol=1e-06", ConvergenceWarning, stacklevel=3)
+                warnings.warn(f"L2SVM (solver='mfn') stopped at max_iter={self.max_iter} "
+                              f"before reaching tol={self.tol:g}", ConvergenceWarning,
+                              stacklevel=3)
             return res
         from semisup.solvers.s3vm import deterministic_annealing, transductive_svm
 
         A = design.restrict(np.concatenate([labeled, unlabeled]))
-        common = dict(mfn_options=dict(_MFN_OPTIONS), verbose=self.verbose, reg=None)
+        common = dict(mfn_options=options, verbose=self.verbose, reg=None)
         if self.algorithm == 2:
             return transductive_svm(A, labeled.size, y_pm, self.lam, self.lam_u,
                                     self.positive_fraction, max_switches=self.max_switches,

@@ -13,6 +13,11 @@ after the examples file as SVMlin does.  Testing::
     semisup-svmlin -f weights_file test_file.svm
 
 writes ``<test examples>.outputs`` and prints the accuracy when labels are given.
+
+Failure safety: the output directory is checked before training; every file is written to a
+temporary file and renamed into place when complete, so an error or Ctrl-C never leaves a
+truncated ``.weights``/``.outputs`` (a pair is written together or not at all).  File errors
+exit with status 2 and one line on stderr, an interrupt with status 130.
 """
 
 from __future__ import annotations
@@ -22,12 +27,15 @@ import bz2
 import gzip
 import os
 import sys
+import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from semisup import io
+from semisup._validation import CollapseWarning
 from semisup._version import __version__
 from semisup.cli._model import SVMlinModel
 
@@ -60,6 +68,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="positive fraction of unlabeled data (default 0.5)")
     p.add_argument("-Cp", type=float, default=1.0, help="cost of positive examples (-A 1)")
     p.add_argument("-Cn", type=float, default=1.0, help="cost of negative examples (-A 1)")
+    p.add_argument("--max-iter", type=int, default=None, metavar="N",
+                   help="Newton iterations per solve (default: the estimator's)")
+    p.add_argument("--tol", type=float, default=None,
+                   help="relative stopping tolerance of the solver (default 1e-6)")
     p.add_argument("-f", dest="weights", metavar="weights_file",
                    help="test mode: weights file written by a training run")
     p.add_argument("-o", "--output-dir", default=".",
@@ -110,12 +122,79 @@ def _output_path(out_dir: str, examples: str, suffix: str) -> str:
     return os.path.join(out_dir, name + suffix)
 
 
+def _check_args(args) -> None:
+    """Check the numeric options before any file is read, naming the flag at fault."""
+    def bad(flag: str, value, want: str) -> UsageError:
+        return UsageError(f"{flag} must be {want}, got {value!r}")
+
+    finite = np.isfinite
+    if not (finite(args.W) and args.W > 0):
+        raise bad("-W (lambda)", args.W, "a finite number > 0")
+    if not (finite(args.U) and args.U >= 0):
+        raise bad("-U (lambda_u)", args.U, "a finite number >= 0")
+    if not 0 < args.R < 1:
+        raise bad("-R (positive fraction)", args.R, "a number in (0, 1)")
+    if args.S < 1:
+        raise bad("-S (switches per round)", args.S, "an integer >= 1")
+    for flag, value in (("-Cp", args.Cp), ("-Cn", args.Cn)):
+        if not (finite(value) and value > 0):
+            raise bad(flag, value, "a finite number > 0")
+    if args.max_iter is not None and args.max_iter < 1:
+        raise bad("--max-iter", args.max_iter, "an integer >= 1")
+    if args.tol is not None and not (finite(args.tol) and args.tol > 0):
+        raise bad("--tol", args.tol, "a finite number > 0")
+
+
+def _check_output_dir(out_dir: str, paths: list[str]) -> None:
+    """Create ``out_dir`` and make sure the outputs can be written there, before training."""
+    os.makedirs(out_dir, exist_ok=True)
+    if not os.path.isdir(out_dir):
+        raise UsageError(f"{out_dir}: -o must name a directory")
+    with tempfile.TemporaryFile(dir=out_dir):
+        pass  # raises PermissionError (exit 2, one line) on a read-only directory
+    for path in paths:
+        if os.path.isdir(path):
+            raise UsageError(f"{path}: is a directory; cannot write the output there")
+
+
+def _write_outputs(items: list[tuple[str, np.ndarray]]) -> None:
+    """Write the files in turn (each atomically); on failure remove those already written."""
+    done = []
+    try:
+        for path, vector in items:
+            io.write_vector(path, vector)
+            done.append(path)
+    except BaseException:
+        for path in done:
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+        raise
+
+
+def _report_warnings(caught) -> None:
+    """Show the library's warnings as one line each, worded for the command line."""
+    seen = set()
+    for w in caught:
+        msg = str(w.message)
+        if msg in seen or "no unlabeled rows" in msg:
+            continue
+        seen.add(msg)
+        if issubclass(w.category, CollapseWarning):
+            msg += " (semisup-svmlin: lower -W, or check -R)"
+        elif w.category.__name__ == "ConvergenceWarning":
+            msg += " (semisup-svmlin: raise --max-iter or --tol)"
+        print(f"semisup-svmlin: warning: {msg}", file=sys.stderr)
+
+
 def _estimator(args):
     # the solvers without scikit-learn's import (semisup.cli._model): start-up dominates the
     # small problems users try first
+    extra = {k: v for k, v in (("max_iter", args.max_iter), ("tol", args.tol)) if v is not None}
     return SVMlinModel(args.A, lam=args.W, lam_u=args.U, positive_fraction=args.R,
                        max_switches=args.S, cost_positive=args.Cp, cost_negative=args.Cn,
-                       verbose=max(args.verbose - 1, 0))
+                       verbose=max(args.verbose - 1, 0), **extra)
 
 
 def _check_labels(y: np.ndarray, path: str, allow_unlabeled: bool) -> None:
@@ -127,27 +206,32 @@ def _check_labels(y: np.ndarray, path: str, allow_unlabeled: bool) -> None:
 
 
 def train(args) -> int:
+    _check_args(args)
     X, y, examples = _read(args.files, args.format)
     _check_labels(y, args.files[-1], allow_unlabeled=True)
     n_l, n_u = int(np.count_nonzero(y)), int(np.count_nonzero(y == 0))
     if args.A in (2, 3) and n_u == 0:
         print("semisup-svmlin: warning: no unlabeled examples (label 0); training a "
               "supervised model", file=sys.stderr)
-    # SVMlin's +1/-1 classes; 0 becomes the library's unlabeled marker -1
-    y_est = np.where(y == 0, -1, (y > 0).astype(int))
+    if n_l == 0:
+        raise UsageError(f"{args.files[-1]}: no labeled examples (every label is 0); label "
+                         "some examples +1 or -1")
+    wpath = _output_path(args.output_dir, examples, ".weights")
+    opath = _output_path(args.output_dir, examples, ".outputs")
+    _check_output_dir(args.output_dir, [wpath, opath])
+    y_est = io.svmlin_to_labels(y)
     est = _estimator(args)
     print(f"semisup-svmlin: {ALGORITHMS[args.A]} on {X.shape[0]} examples ({n_l} labeled, "
           f"{n_u} unlabeled), {X.shape[1]} features, {X.nnz} non-zeros")
     t0 = time.perf_counter()
-    est.fit(X, y_est)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y_est)
     elapsed = time.perf_counter() - t0
+    _report_warnings(caught)
     w = np.r_[est.coef_[0], est.intercept_[0] / est.intercept_scaling]
     outputs = est.decision_function(X)
-    os.makedirs(args.output_dir, exist_ok=True)
-    wpath = _output_path(args.output_dir, examples, ".weights")
-    opath = _output_path(args.output_dir, examples, ".outputs")
-    io.write_vector(wpath, w)
-    io.write_vector(opath, outputs)
+    _write_outputs([(wpath, w), (opath, outputs)])
     res = est.fit_results_[0]
     extra = f", {res.n_switches} label switches" if hasattr(res, "n_switches") else ""
     print(f"semisup-svmlin: trained in {elapsed:.3f} s; objective {est.objective_:.6g}, "
@@ -165,18 +249,32 @@ def test(args) -> int:
     if w.size < 1:
         raise io.FileFormatError(args.weights, None, "no weights", "one weight per line")
     X, y, examples = _read(args.files, args.format, labels_required=False)
+    if y is not None:  # refuse before writing anything
+        _check_labels(y, args.files[-1], allow_unlabeled=True)
+        if not np.any(y != 0):
+            raise UsageError(f"{args.files[-1]}: every test label is 0 (unlabeled), so there "
+                             "is no accuracy to compute; give +1/-1 labels, or leave the "
+                             "labels file out to only write the outputs")
     d = w.size - 1
-    if X.shape[1] > d:  # features never seen in training carry weight 0
+    if X.shape[1] > d:
+        # SVMlin files carry no dimension: features beyond the weights are either unseen in
+        # training (weight 0, correct) or the weights file is truncated (wrong); say which
+        extra = X[:, d:]
+        if extra.nnz:
+            print(f"semisup-svmlin: warning: the test data has {X.shape[1]} features but "
+                  f"{args.weights} holds weights for {d} (plus the bias); {extra.nnz} "
+                  f"non-zeros in {np.unique(extra.indices).size} features beyond {d} get "
+                  "weight 0. If these features were seen in training, the weights file is "
+                  "truncated: retrain", file=sys.stderr)
         X = X[:, :d]
     elif X.shape[1] < d:
         X.resize((X.shape[0], d))
     outputs = X @ w[:d] + w[d]
-    os.makedirs(args.output_dir, exist_ok=True)
     opath = _output_path(args.output_dir, examples, ".outputs")
-    io.write_vector(opath, outputs)
+    _check_output_dir(args.output_dir, [opath])
+    _write_outputs([(opath, outputs)])
     print(f"semisup-svmlin: wrote {opath}")
     if y is not None:
-        _check_labels(y, args.files[-1], allow_unlabeled=True)
         labeled = y != 0
         acc = np.mean(np.where(outputs[labeled] > 0, 1.0, -1.0) == y[labeled])
         print(f"Accuracy = {100 * acc:.2f} %")
@@ -184,20 +282,24 @@ def test(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit status (0 success, 2 bad input)."""
+    """Entry point; returns the exit status (0 success, 2 bad input or file error, 130 Ctrl-C)."""
     parser = _parser()
     args = parser.parse_args(argv)
     try:
         if args.weights is not None:
             return test(args)
         return train(args)
-    except (io.FileFormatError, UsageError, FileNotFoundError, IsADirectoryError,
-            PermissionError, ValueError) as exc:
+    except (io.FileFormatError, UsageError, OSError, ValueError) as exc:
         msg = str(exc)
         if isinstance(exc, FileNotFoundError) and exc.filename:
             msg = f"{exc.filename}: no such file"
+        elif isinstance(exc, OSError) and exc.filename and exc.strerror:
+            msg = f"{exc.filename}: {exc.strerror}"
         print(f"semisup-svmlin: error: {msg}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("semisup-svmlin: interrupted; no output written", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -11,7 +11,12 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
 from semisup._logging import convergence_check, get_logger, progress, verbosity
-from semisup._validation import check_positive, check_semi_supervised
+from semisup._validation import (
+    check_bool,
+    check_positive,
+    check_semi_supervised,
+    warn_if_collapsed,
+)
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.calibration import ProbabilityMixin
 from semisup.solvers._kernels import sparse_solver_threads
@@ -60,6 +65,9 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityM
         return list(np.hstack([self.coef_, tail]))
 
     def _validate_params_common(self) -> None:
+        check_bool(self.fit_intercept, "fit_intercept")
+        if hasattr(self, "warm_start"):
+            check_bool(self.warm_start, "warm_start")
         check_positive(self.intercept_scaling, "intercept_scaling")
         check_positive(self.tol, "tol")
         for name in ("max_iter", "max_cg_iter"):
@@ -143,6 +151,7 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityM
             winner = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 \
                 else scores.argmax(axis=1)
             transduction[data.unlabeled] = self.classes_[winner[data.unlabeled]]
+            warn_if_collapsed(self, transduction[data.unlabeled], n_classes)
         self.transduction_ = transduction
         self._fit_probability(data.X, y, sample_weight)
         return self

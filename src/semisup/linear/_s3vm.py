@@ -6,7 +6,7 @@ from abc import abstractmethod
 
 import numpy as np
 
-from semisup._validation import check_fraction, check_positive
+from semisup._validation import check_fraction, check_int, check_positive
 from semisup.linear._base import LinearSemiSupervisedClassifier
 from semisup.regularizers import GraphRidge
 
@@ -29,6 +29,14 @@ class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
         check_positive(self.gamma_I, "gamma_I", allow_zero=True)
         if self.positive_fraction is not None:
             check_fraction(self.positive_fraction, "positive_fraction")
+        # the subclasses' schedule parameters, through the same shared checks (a negative
+        # start or a NaN tolerance would otherwise loop until the iteration limits)
+        for name in ("max_outer_iter", "max_inner_iter"):
+            if hasattr(self, name):
+                check_int(getattr(self, name), name)
+        for name in ("lam_u_init", "kl_tol", "entropy_tol"):
+            if hasattr(self, name):
+                check_positive(getattr(self, name), name)
 
     def _positive_fraction(self, prior: float) -> float:
         """``r``: the given fraction, else the class prior among labeled rows (clipped)."""

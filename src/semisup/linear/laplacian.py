@@ -30,8 +30,11 @@ import scipy.sparse as sp
 from sklearn.svm import LinearSVC
 
 from semisup._logging import report_unconverged
-from semisup._validation import check_positive
+from semisup._validation import check_choice, check_int, check_positive
 from semisup.graph import adjacency_graph, graph_scale, laplacian
+from semisup.graph.adjacency import WEIGHTS
+from semisup.graph.knn import METRICS
+from semisup.graph.laplacian import KINDS
 from semisup.linear._base import LinearSemiSupervisedClassifier
 from semisup.losses import HingeTerms, squared_hinge
 from semisup.regularizers import GraphRidge, Ridge
@@ -117,6 +120,14 @@ class _LinearManifoldBase(LinearSemiSupervisedClassifier):
     def _validate_params(self) -> None:
         check_positive(self.gamma_A, "gamma_A")
         check_positive(self.gamma_I, "gamma_I", allow_zero=True)
+        # the same checks (and names) as the kernel versions (semisup.manifold)
+        check_int(self.laplacian_power, "laplacian_power")
+        check_int(self.n_neighbors, "n_neighbors")
+        check_choice(self.metric, "metric", METRICS)
+        check_choice(self.graph_weight, "graph_weight", WEIGHTS)
+        check_choice(self.laplacian_kind, "laplacian_kind", KINDS)
+        check_choice(self.graph_scale, "graph_scale", ("n2", "sum", "none"))
+        check_choice(self.graph_method, "graph_method", ("auto", "exact", "approximate"))
         if self.solver not in self._solvers:
             raise ValueError(f"solver must be one of {self._solvers}, got {self.solver!r}")
 

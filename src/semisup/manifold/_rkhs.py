@@ -34,7 +34,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from semisup._validation import check_X
+from semisup._validation import check_bool, check_choice, check_int, check_real, check_X
 from semisup.graph import GraphWarning, adjacency_graph, check_graph, graph_scale, laplacian
 from semisup.kernels import KERNELS, default_gamma, kernel_matrix, kernel_matrix_blocks
 from semisup.losses import squared_hinge
@@ -209,27 +209,10 @@ def count_duplicate_rows(X) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-def _check_choice(value, name: str, choices) -> None:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
-
-
-def _check_int(value, name: str, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
-def _check_real(value, name: str, *, positive: bool, allow_none: bool = False):
-    if value is None and allow_none:
-        return None
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
-    ok = ok and (value > 0 if positive else value >= 0)
-    if not ok:
-        bound = "> 0" if positive else ">= 0"
-        extra = " (or None for the default)" if allow_none else ""
-        raise ValueError(f"{name} must be a finite number {bound}{extra}, got {value!r}")
-    return float(value)
+# one shared set of parameter checks for every estimator (semisup._validation)
+_check_choice = check_choice
+_check_int = check_int
+_check_real = check_real
 
 
 class KernelGraphMixin:
@@ -307,6 +290,8 @@ class KernelGraphMixin:
         _check_choice(self.laplacian, "laplacian", LAPLACIANS)
         _check_int(self.laplacian_power, "laplacian_power")
         _check_choice(self.graph_scale, "graph_scale", GRAPH_SCALES)
+        if hasattr(self, "fit_intercept"):
+            check_bool(self.fit_intercept, "fit_intercept")
 
     # ----------------------------------------------------------------------------- kernel
 

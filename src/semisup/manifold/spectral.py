@@ -93,7 +93,8 @@ class _RegularizedSpectralBase(KernelGraphMixin, BaseEstimator):
         _check_real(self.gamma_A, "gamma_A", positive=True)
         _check_real(self.gamma_I, "gamma_I", positive=True)
         self._check_kernel_graph_params()
-        X = check_X(X, accept_sparse=self.kernel != "precomputed", estimator=self, reset=True)
+        X = check_X(X, accept_sparse=self.kernel != "precomputed", estimator=self, reset=True,
+                    scale=True)
         n = X.shape[0]
         if n < 3:
             raise ValueError(f"n_samples={n}: need at least 3 samples")
@@ -231,6 +232,8 @@ class RegularizedSpectralClustering(ClusterMixin, _RegularizedSpectralBase):
     def fit(self, X, y=None) -> RegularizedSpectralClustering:
         """Cluster ``X`` (``y`` is ignored)."""
         k = _check_int(self.n_clusters, "n_clusters")
+        if hasattr(X, "shape") and len(X.shape) == 2 and k > X.shape[0] >= 3:
+            raise ValueError(f"n_clusters={k} exceeds n_samples={X.shape[0]}: lower n_clusters")
         self.embedding_ = self._fit_embedding(X, max(1, k - 1))
         if k == 1:
             self.cluster_centers_ = self.embedding_.mean(axis=0, keepdims=True)

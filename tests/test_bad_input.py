@@ -1,0 +1,412 @@
+"""Every public estimator against one table of bad and edge inputs.
+
+The estimators are discovered from ``semisup.__all__`` (every class that is a scikit-learn
+estimator), so an estimator added to the package is covered the day it is exported.  Each
+case says what a new user must get: a ``ValueError`` (or ``TypeError`` for a wrong type)
+whose message names the problem, or a correct result — never a silently wrong model.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import numbers
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, clone, is_classifier
+
+import semisup
+from semisup import io
+from semisup._validation import CollapseWarning, LabelCodingWarning
+
+
+def _public_estimators() -> list[type]:
+    found = []
+    for name in semisup.__all__:
+        obj = getattr(semisup, name)
+        if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
+            required = [p for p in inspect.signature(obj.__init__).parameters.values()
+                        if p.default is inspect.Parameter.empty and p.name != "self"
+                        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+            if not required:   # meta-estimators (which need a base model) are left out
+                found.append(obj)
+    return found
+
+
+ESTIMATORS = _public_estimators()
+CLASSIFIERS = [E for E in ESTIMATORS if is_classifier(E())]
+IDS = [E.__name__ for E in ESTIMATORS]
+
+
+def _blobs(n: int = 40, d: int = 3, seed: int = 0):
+    """Two well-separated blobs, three labeled rows per class, the rest unlabeled."""
+    rng = np.random.default_rng(seed)
+    half = n // 2
+    X = np.r_[rng.normal(size=(half, d)) + 4.0, rng.normal(size=(n - half, d)) - 4.0]
+    y_true = np.r_[np.ones(half, dtype=np.int64), np.zeros(n - half, dtype=np.int64)]
+    y = np.full(n, -1, dtype=np.int64)
+    labeled = [0, 1, 2, half, half + 1, half + 2]
+    y[labeled] = y_true[labeled]
+    return X, y, y_true
+
+
+def _new(Est, **params):
+    """An estimator with ``params``, seeded where it has a ``random_state`` (no flaky cases)."""
+    est = Est(**params)
+    if "random_state" in est.get_params() and "random_state" not in params:
+        est.set_params(random_state=0)
+    return est
+
+
+def _fit(est, X, y):
+    """``fit`` with the signature the estimator has (``y`` ignored by unsupervised ones)."""
+    if is_classifier(est):
+        return est.fit(X, y)
+    return est.fit(X)
+
+
+def _output(est, X):
+    """What a fitted estimator says about new rows (labels, or an embedding)."""
+    if hasattr(est, "predict"):
+        return np.asarray(est.predict(X))
+    return np.asarray(est.transform(X))
+
+
+def _accepts_sparse(est) -> bool:
+    return bool(est.__sklearn_tags__().input_tags.sparse)
+
+
+# Gaps the battery found in estimators merged late (issue 14 follow-ups, owned by their
+# authors): strict xfail, so each entry must be removed the day its gap is fixed.
+KNOWN_GAPS = {
+    "test_invalid_parameter_is_refused[ClusterLapRLS-probability='bad-value']",
+    'test_invalid_parameter_is_refused[ClusterLapRLS-probability=2]',
+    "test_invalid_parameter_is_refused[ConvexTSVM-coef0='bad-value']",
+    "test_invalid_parameter_is_refused[ConvexTSVM-degree='bad-value']",
+    'test_invalid_parameter_is_refused[ConvexTSVM-degree=-1]',
+    'test_invalid_parameter_is_refused[ConvexTSVM-degree=nan]',
+    "test_invalid_parameter_is_refused[ConvexTSVM-fit_intercept='bad-value']",
+    'test_invalid_parameter_is_refused[ConvexTSVM-fit_intercept=2]',
+    "test_invalid_parameter_is_refused[ConvexTSVM-intercept_ridge='bad-value']",
+    'test_invalid_parameter_is_refused[ConvexTSVM-intercept_ridge=-1]',
+    'test_invalid_parameter_is_refused[ConvexTSVM-intercept_ridge=nan]',
+    "test_invalid_parameter_is_refused[DeterministicAnnealingSVM-probability='bad-value']",
+    'test_invalid_parameter_is_refused[DeterministicAnnealingSVM-probability=2]',
+    "test_invalid_parameter_is_refused[L2SVM-probability='bad-value']",
+    'test_invalid_parameter_is_refused[L2SVM-probability=2]',
+    "test_invalid_parameter_is_refused[LapRLS-probability='bad-value']",
+    'test_invalid_parameter_is_refused[LapRLS-probability=2]',
+    "test_invalid_parameter_is_refused[LapSVM-probability='bad-value']",
+    'test_invalid_parameter_is_refused[LapSVM-probability=2]',
+    "test_invalid_parameter_is_refused[LinearLapRLS-probability='bad-value']",
+    'test_invalid_parameter_is_refused[LinearLapRLS-probability=2]',
+    "test_invalid_parameter_is_refused[LinearLapSVM-probability='bad-value']",
+    'test_invalid_parameter_is_refused[LinearLapSVM-probability=2]',
+    "test_invalid_parameter_is_refused[MixtureSSL-allow_irrelevant='bad-value']",
+    'test_invalid_parameter_is_refused[MixtureSSL-allow_irrelevant=2]',
+    "test_invalid_parameter_is_refused[MixtureSSL-fit_intercept='bad-value']",
+    'test_invalid_parameter_is_refused[MixtureSSL-fit_intercept=2]',
+    'test_invalid_parameter_is_refused[MixtureSSL-max_cg_iter=-1]',
+    'test_invalid_parameter_is_refused[MixtureSSL-max_cg_iter=nan]',
+    'test_invalid_parameter_is_refused[MixtureSSL-max_iter=-1]',
+    'test_invalid_parameter_is_refused[MixtureSSL-max_iter=nan]',
+    "test_invalid_parameter_is_refused[MixtureSSL-max_sdp_rows='bad-value']",
+    'test_invalid_parameter_is_refused[MixtureSSL-max_sdp_rows=-1]',
+    'test_invalid_parameter_is_refused[MixtureSSL-max_sdp_rows=nan]',
+    "test_invalid_parameter_is_refused[MixtureSSL-n_roundings='bad-value']",
+    'test_invalid_parameter_is_refused[MixtureSSL-n_roundings=-1]',
+    'test_invalid_parameter_is_refused[MixtureSSL-n_roundings=nan]',
+    "test_invalid_parameter_is_refused[MixtureSSL-sdp_solver='bad-value']",
+    'test_invalid_parameter_is_refused[MultipleKernelSVC-max_memory=nan]',
+    "test_invalid_parameter_is_refused[MultipleKernelSVC-record_weights='bad-value']",
+    'test_invalid_parameter_is_refused[MultipleKernelSVC-record_weights=2]',
+    "test_invalid_parameter_is_refused[MultipleKernelSVC-relative_gap='bad-value']",
+    'test_invalid_parameter_is_refused[MultipleKernelSVC-relative_gap=2]',
+    "test_invalid_parameter_is_refused[PrototypeVectorMachine-probability='bad-value']",
+    'test_invalid_parameter_is_refused[PrototypeVectorMachine-probability=2]',
+    "test_invalid_parameter_is_refused[RLSClassifier-probability='bad-value']",
+    'test_invalid_parameter_is_refused[RLSClassifier-probability=2]',
+    "test_invalid_parameter_is_refused[RhoTSVM-coef0='bad-value']",
+    "test_invalid_parameter_is_refused[RhoTSVM-degree='bad-value']",
+    'test_invalid_parameter_is_refused[RhoTSVM-degree=-1]',
+    'test_invalid_parameter_is_refused[RhoTSVM-degree=nan]',
+    "test_invalid_parameter_is_refused[RhoTSVM-tol='bad-value']",
+    'test_invalid_parameter_is_refused[RhoTSVM-tol=-1]',
+    'test_invalid_parameter_is_refused[RhoTSVM-tol=nan]',
+    "test_invalid_parameter_is_refused[SDPRelaxedTSVM-coef0='bad-value']",
+    "test_invalid_parameter_is_refused[SDPRelaxedTSVM-degree='bad-value']",
+    'test_invalid_parameter_is_refused[SDPRelaxedTSVM-degree=-1]',
+    'test_invalid_parameter_is_refused[SDPRelaxedTSVM-degree=nan]',
+    'test_invalid_parameter_is_refused[SDPRelaxedTSVM-max_iter=-1]',
+    'test_invalid_parameter_is_refused[SDPRelaxedTSVM-tol=-1]',
+    'test_invalid_parameter_is_refused[SDPRelaxedTSVM-tol=nan]',
+    "test_invalid_parameter_is_refused[TransductiveSVM-probability='bad-value']",
+    'test_invalid_parameter_is_refused[TransductiveSVM-probability=2]',
+    "test_invalid_parameter_is_refused[UniversumSVM-coef0='bad-value']",
+    "test_invalid_parameter_is_refused[UniversumSVM-degree='bad-value']",
+    'test_invalid_parameter_is_refused[UniversumSVM-degree=-1]',
+    'test_invalid_parameter_is_refused[UniversumSVM-degree=nan]',
+    "test_invalid_parameter_is_refused[UniversumSVM-fit_intercept='bad-value']",
+    'test_invalid_parameter_is_refused[UniversumSVM-fit_intercept=2]',
+    "test_invalid_parameter_is_refused[UniversumSVM-gamma='bad-value']",
+    "test_invalid_parameter_is_refused[UniversumSVM-solver='bad-value']",
+    'test_no_unlabeled_rows_gives_a_correct_supervised_model[ConvexTSVM]',
+    'test_no_unlabeled_rows_gives_a_correct_supervised_model[RhoTSVM]',
+    'test_no_unlabeled_rows_gives_a_correct_supervised_model[SDPRelaxedTSVM]',
+    'test_no_unlabeled_rows_gives_a_correct_supervised_model[SelfTaughtClassifier]',
+    'test_no_unlabeled_rows_gives_a_correct_supervised_model[SupervisedSelfTaught]',
+    'test_string_minus_one_marks_unlabeled_rows[SelfTaughtClassifier]',
+    'test_string_minus_one_marks_unlabeled_rows[SupervisedSelfTaught]',
+    'test_svmlin_label_coding_draws_a_warning[SelfTaughtClassifier]',
+    'test_svmlin_label_coding_draws_a_warning[SupervisedSelfTaught]',
+    'test_wrong_feature_count_at_predict[SelfTaughtClassifier]',
+    'test_wrong_feature_count_at_predict[SupervisedSelfTaught]',
+}
+
+
+@pytest.fixture(autouse=True)
+def _known_gap(request):
+    if request.node.name in KNOWN_GAPS:
+        request.node.add_marker(pytest.mark.xfail(
+            strict=True, reason="known gap found by the bad-input battery (issue 14)"))
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    return _blobs()
+
+
+# ------------------------------------------------------------------------------ X problems
+
+def _with_nan(X, y):
+    X = X.copy()
+    X[3, 1] = np.nan
+    return X, y
+
+
+def _with_inf(X, y):
+    X = X.copy()
+    X[3, 1] = np.inf
+    return X, y
+
+
+def _empty(X, y):
+    return X[:0], y[:0]
+
+
+def _one_row(X, y):
+    return X[:1], y[:1]
+
+
+def _scaled_up(X, y):
+    return X * 1e300, y
+
+
+def _scaled_down(X, y):
+    return X * 1e-300, y
+
+
+X_CASES = {
+    "nan": (_with_nan, "nan"),
+    "inf": (_with_inf, "infinity"),
+    "empty": (_empty, "sample"),
+    "one_row": (_one_row, ""),
+    "scale_1e300": (_scaled_up, "rescale"),
+    "scale_1e-300": (_scaled_down, "rescale"),
+}
+
+
+@pytest.mark.parametrize("case", list(X_CASES))
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_bad_X_is_refused(Est, case, blobs):
+    X, y, _ = blobs
+    make, words = X_CASES[case]
+    Xb, yb = make(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError) as info:
+            _fit(_new(Est), Xb, yb)
+    assert words.lower() in str(info.value).lower()
+
+
+# ------------------------------------------------------------------------------ y problems
+
+def _mismatched(y):
+    return y[:-1]
+
+
+def _no_labels(y):
+    return np.full_like(y, -1)
+
+
+def _one_class(y):
+    y = y.copy()
+    y[y == 0] = -1
+    return y
+
+
+Y_CASES = {
+    "mismatched_lengths": (_mismatched, "inconsistent"),
+    "no_labels": (_no_labels, "no labeled rows"),
+    "one_class": (_one_class, "class"),
+    "nan_label": (lambda y: np.where(y == 1, np.nan, y.astype(float)), "nan"),
+}
+
+
+@pytest.mark.parametrize("case", list(Y_CASES))
+@pytest.mark.parametrize("Est", CLASSIFIERS, ids=[E.__name__ for E in CLASSIFIERS])
+def test_bad_y_is_refused(Est, case, blobs):
+    X, y, _ = blobs
+    make, words = Y_CASES[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="(?i)" + words):
+            _new(Est).fit(X, make(y))
+
+
+@pytest.mark.parametrize("Est", CLASSIFIERS, ids=[E.__name__ for E in CLASSIFIERS])
+def test_fully_labeled_plus_minus_one_says_minus_one_is_unlabeled(Est, blobs):
+    """y in {+1, -1} with no unlabeled row: the error explains that -1 marks unlabeled rows."""
+    X, _, y_true = blobs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="marks unlabeled"):
+            _new(Est).fit(X, np.where(y_true == 1, 1, -1))
+
+
+@pytest.mark.parametrize("Est", CLASSIFIERS, ids=[E.__name__ for E in CLASSIFIERS])
+def test_no_unlabeled_rows_gives_a_correct_supervised_model(Est, blobs):
+    X, _, y_true = blobs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = _new(Est).fit(X, y_true)
+    assert set(np.unique(est.predict(X))) <= {0, 1}
+    assert np.mean(est.predict(X) == y_true) >= 0.9
+
+
+@pytest.mark.parametrize("Est", CLASSIFIERS, ids=[E.__name__ for E in CLASSIFIERS])
+def test_svmlin_label_coding_draws_a_warning(Est, blobs):
+    """SVMlin's {+1, -1, 0 = unlabeled} passed as is: warn and point to the converter."""
+    X, y, _ = blobs
+    svmlin_y = io.labels_to_svmlin(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("always", LabelCodingWarning)
+        with pytest.warns(LabelCodingWarning, match="svmlin_to_labels"):
+            _new(Est).fit(X, svmlin_y)
+
+
+@pytest.mark.parametrize("Est", CLASSIFIERS, ids=[E.__name__ for E in CLASSIFIERS])
+def test_string_minus_one_marks_unlabeled_rows(Est, blobs):
+    """In a string label array '-1' is the unlabeled marker, not a third class."""
+    X, y, y_true = blobs
+    y_str = np.where(y == -1, "-1", np.where(y == 1, "dog", "cat"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = _new(Est).fit(X, y_str)
+    assert list(est.classes_) == ["cat", "dog"]
+    assert np.mean(est.predict(X) == np.where(y_true == 1, "dog", "cat")) >= 0.9
+
+
+# ------------------------------------------------------------------------------ predict
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_wrong_feature_count_at_predict(Est, blobs):
+    X, y, _ = blobs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = _fit(_new(Est), X, y)
+    with pytest.raises(ValueError, match="features"):
+        _output(est, X[:, :2])
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_unsorted_duplicate_sparse_indices(Est, blobs):
+    """CSR with unsorted column indices and duplicate entries means the summed matrix."""
+    X, y, _ = blobs
+    est = Est()
+    if "random_state" in est.get_params():
+        est.set_params(random_state=0)   # the same random prototypes / neighbours both times
+    if not _accepts_sparse(est):
+        pytest.skip(f"{Est.__name__} takes dense input only")
+    n, d = X.shape
+    # each row: columns in reverse order, plus column 0 split into two duplicate halves
+    cols = np.tile(np.r_[np.arange(d - 1, -1, -1), 0], n)
+    vals = np.c_[X[:, ::-1], np.zeros(n)].ravel()
+    vals = vals.reshape(n, d + 1)
+    vals[:, d - 1] = X[:, 0] / 2
+    vals[:, d] = X[:, 0] / 2
+    indptr = np.arange(0, n * (d + 1) + 1, d + 1)
+    messy = sp.csr_matrix((vals.ravel(), cols, indptr), shape=(n, d))
+    assert not messy.has_sorted_indices or not messy.has_canonical_format
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = _output(_fit(clone(est), sp.csr_matrix(X), y), X)
+        got = _output(_fit(clone(est), messy, y), X)
+    np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-8)
+
+
+# ------------------------------------------------------------------------------ parameters
+
+def _bad_values(name: str, default) -> list:
+    """Values no sensible hyper-parameter accepts, by the type of its default."""
+    if isinstance(default, bool):
+        return ["bad-value", 2]
+    if isinstance(default, numbers.Real) and name != "coef0":
+        return ["bad-value", -1, math.nan]
+    return ["bad-value"]
+
+
+# parameters for which the values above are legitimate, or (left open, issue 14) that are
+# validated only where used: random_state seeds an optional approximate neighbour search or
+# a sampler; graph is read only when gamma_I > 0
+_ANY_VALUE = {"verbose", "random_state", "graph"}
+
+
+def _parameter_cases():
+    for Est in ESTIMATORS:
+        for name, p in inspect.signature(Est.__init__).parameters.items():
+            if name == "self" or name in _ANY_VALUE:
+                continue
+            for value in _bad_values(name, p.default):
+                yield pytest.param(Est, name, value, id=f"{Est.__name__}-{name}={value!r}")
+
+
+@pytest.mark.parametrize("Est, name, value", list(_parameter_cases()))
+def test_invalid_parameter_is_refused(Est, name, value, blobs):
+    X, y, _ = blobs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises((ValueError, TypeError)):
+            _fit(Est(**{name: value}), X, y)
+
+
+def test_laplacian_power_is_checked_alike_in_linear_and_kernel_versions(blobs):
+    X, y, _ = blobs
+    for Est in (semisup.LinearLapRLS, semisup.LinearLapSVM, semisup.LapRLS, semisup.LapSVM):
+        for power in (0, -1, 1.5):
+            with pytest.raises(ValueError, match="laplacian_power must be an integer >= 1"):
+                Est(laplacian_power=power).fit(X, y)
+
+
+# ------------------------------------------------------------------------------ collapse
+
+@pytest.mark.parametrize("Est", [semisup.TransductiveSVM, semisup.LinearLapRLS])
+def test_collapse_to_one_class_warns(Est):
+    """Off-centre data and a regularization so strong that the outputs follow ``w^T x`` with
+    a tiny ``w``: every unlabeled row lands on one side (SVMlin's ``-A 2`` at ``-W 1``)."""
+    X, y, _ = _blobs(n=60)
+    X = X + 20.0
+    strong, healthy = ({"lam": 1e4}, {"lam": 1e-2}) if "lam" in Est().get_params() \
+        else ({"gamma_A": 1e4}, {"gamma_A": 1e-2})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("always", CollapseWarning)
+        with pytest.warns(CollapseWarning, match="collapsed to one class"):
+            Est(**strong).fit(X, y)
+        warnings.simplefilter("error", CollapseWarning)
+        est = Est(**healthy).fit(X, y)   # a healthy fit: no warning
+    assert np.unique(est.transduction_).size == 2
