@@ -179,8 +179,8 @@ class ProbabilityMixin:
     Attributes
     ----------
     probA_, probB_ : ndarray of shape (n_outputs,)
-        Set by ``fit`` when ``probability=True``: sigmoid parameters ``A`` (shared by the outputs) and ``B`` (0) per output (one
-        output for two classes).
+        Set by ``fit`` when ``probability=True``: sigmoid parameters ``A`` (shared by
+        the outputs) and ``B`` (0) per output (one output for two classes).
     """
 
     def _fit_probability(self, X, y, sample_weight=None) -> None:

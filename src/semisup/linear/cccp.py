@@ -36,15 +36,12 @@ sparse), and the fixed offset ``c`` is absorbed into each term by scaling its ro
 
 from __future__ import annotations
 
-import logging
-import sys
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
 
+from semisup._logging import get_logger, report_unconverged
 from semisup._validation import check_fraction, check_positive
 from semisup.linear._base import LinearSemiSupervisedClassifier
 from semisup.losses import HingeTerms, squared_hinge
@@ -52,7 +49,7 @@ from semisup.regularizers import Ridge
 from semisup.solvers.design import Design
 from semisup.solvers.mfn import l2svm_mfn
 
-logger = logging.getLogger("semisup.linear.cccp")
+logger = get_logger(__name__)
 
 
 class _CenteredRows:
@@ -244,9 +241,8 @@ def cccp_s3vm(X_l, y_l: np.ndarray, X_u, lam: float, lam_u: float, positive_frac
         n_cg += res.n_cg_iter
         op, o_l, o_u = outputs(w)
         history.append(objective(w, o_l, o_u))
-        if verbose:
-            print(f"[CCCP] it={it} J={history[-1]:.10g} active copies="
-                  f"{int(pattern.sum())}/{2 * u}", file=sys.stderr)
+        logger.debug("CCCP it=%d J=%.10g active copies=%d/%d", it, history[-1],
+                     int(pattern.sum()), 2 * u)
     if u == 0:
         converged = True
     # h(x) = w^T (x - m) + c = w^T x + (c - w^T m)
@@ -303,6 +299,9 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
         Objective histories, Newton and CG iteration counts.
     """
 
+    _convergence_parameters = {**LinearSemiSupervisedClassifier._convergence_parameters,
+                               "cccp": "max_cccp_iter"}
+
     # the bias is fixed by the balance constraint; the base class keeps it as a weight
     fit_intercept = True
     intercept_scaling = 1.0
@@ -344,7 +343,5 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
                                          max_cg_iter=self.max_cg_iter),
                         verbose=self.verbose)
         if not res.converged:
-            warnings.warn(f"CCCPS3VM stopped at max_cccp_iter={self.max_cccp_iter} before the "
-                          "active copies settled: raise max_cccp_iter", ConvergenceWarning,
-                          stacklevel=4)
+            report_unconverged("cccp", "the active copies did not settle")
         return res
