@@ -1,9 +1,9 @@
 """Small convex programs of the weak-supervision estimators, written in cvxpy.
 
-Kept inside :mod:`semisup.weak` until the shared adapters of ``semisup.solvers.convex``
-exist; every function here builds one problem, solves it and returns plain arrays, so the
-move is mechanical.  cvxpy (an optional dependency, the ``weak`` extra) is imported lazily
-and a missing install fails here, in one place, with the fix.
+Every function here builds one problem, solves it and returns plain arrays.  cvxpy (an
+optional dependency, the ``sdp`` extra) is imported through
+:func:`semisup.solvers.convex.cvxpy_module`, the one place where a missing install fails
+with the fix.
 """
 
 from __future__ import annotations
@@ -13,13 +13,10 @@ import scipy.sparse as sp
 
 
 def import_cvxpy():
-    """cvxpy, or a ``ValueError`` naming the extra that installs it."""
-    try:
-        import cvxpy as cp
-    except ImportError as exc:  # pragma: no cover - exercised only without cvxpy
-        raise ImportError("this route needs cvxpy: pip install 'semisup[weak]' (or cvxpy)") \
-            from exc
-    return cp
+    """cvxpy, or an ``ImportError`` naming the extra that installs it."""
+    from semisup.solvers.convex import cvxpy_module
+
+    return cvxpy_module()
 
 
 def default_solver(cp, psd: bool = False) -> str:
