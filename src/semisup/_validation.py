@@ -20,13 +20,9 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (
-    check_array,
-    check_consistent_length,
-    column_or_1d,
-    validate_data,
-)
+
+# scikit-learn's validators are imported inside the functions that use them: the SVMlin
+# command line uses the scale check and the warnings here without importing scikit-learn
 
 UNLABELED = -1
 
@@ -155,8 +151,12 @@ def check_X(X, *, accept_sparse: bool = True, estimator=None, reset: bool | None
     """
     kwargs = dict(accept_sparse="csr" if accept_sparse else False, dtype=np.float64)
     if estimator is not None and reset is not None:
+        from sklearn.utils.validation import validate_data
+
         X = validate_data(estimator, X, reset=reset, **kwargs)
     else:
+        from sklearn.utils.validation import check_array
+
         X = check_array(X, estimator=estimator, **kwargs)
     if hasattr(X, "has_canonical_format") and not X.has_canonical_format:
         # duplicate entries mean their sum and indices may come unsorted; kernels, graphs and
@@ -206,6 +206,9 @@ def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled
     ValueError
         With the argument at fault and how to fix it.
     """
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import check_consistent_length, column_or_1d
+
     X = check_X(X, accept_sparse=accept_sparse, estimator=estimator,
                 reset=None if estimator is None else True, scale=True)
     if y is None:
