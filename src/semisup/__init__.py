@@ -9,8 +9,7 @@ stacks.  ``from semisup import X``, ``semisup.X`` and unpickling work as with ea
 
 from __future__ import annotations
 
-import importlib
-
+from semisup._lazy import lazy_exports
 from semisup._version import __version__ as __version__
 
 # public name -> module defining it; adding an export is one line here
@@ -44,15 +43,4 @@ _EXPORTS = {
 
 __all__ = list(_EXPORTS)
 
-
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'semisup' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -6,7 +6,7 @@ stack of the Laplacian models.
 
 from __future__ import annotations
 
-import importlib
+from semisup._lazy import lazy_exports
 
 _EXPORTS = {
     "L2SVM": "semisup.linear.svm",
@@ -20,15 +20,4 @@ _EXPORTS = {
 
 __all__ = list(_EXPORTS)
 
-
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'semisup.linear' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
