@@ -239,6 +239,13 @@ class ConvexTSVM(KernelTransductiveBase):
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError
+            When ``y`` has no unlabeled rows: the method is transductive (its relaxation
+            is over the labels of the unlabeled rows), so a fully labeled ``y`` is refused
+            rather than silently fitted; use a supervised SVM for it.
         """
         data = self._check_common(X, y)
         X = data.X
