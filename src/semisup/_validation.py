@@ -9,8 +9,8 @@ unlabeled) and draw a :class:`LabelCodingWarning` pointing to
 :func:`semisup.io.svmlin_to_labels`.
 
 The parameter checks (:func:`check_positive`, :func:`check_fraction`, :func:`check_int`,
-:func:`check_real`, :func:`check_choice`) are the one set every estimator validates its
-hyper-parameters with.
+:func:`check_real`, :func:`check_finite`, :func:`check_bool`, :func:`check_choice`) are the
+one set every estimator validates its hyper-parameters with.
 """
 
 from __future__ import annotations
@@ -286,6 +286,13 @@ def check_real(value, name: str, *, positive: bool, allow_none: bool = False):
         bound = "> 0" if positive else ">= 0"
         extra = " (or None for the default)" if allow_none else ""
         raise ValueError(f"{name} must be a finite number {bound}{extra}, got {value!r}")
+    return float(value)
+
+
+def check_finite(value, name: str) -> float:
+    """Validate a finite real hyper-parameter of any sign (e.g. a kernel's ``coef0``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite real number, got {value!r}")
     return float(value)
 
 

@@ -41,7 +41,7 @@ from sklearn.base import clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from semisup._validation import unlabeled_mask
+from semisup._validation import check_bool, unlabeled_mask
 
 #: folds of the internal cross-validation (fewer when a labeled class is smaller)
 N_FOLDS = 5
@@ -183,8 +183,19 @@ class ProbabilityMixin:
         the outputs) and ``B`` (0) per output (one output for two classes).
     """
 
+    def _check_probability(self) -> None:
+        """Validate the ``probability`` flag; every base calls this at the start of ``fit``.
+
+        Raises
+        ------
+        ValueError
+            When ``probability`` is not ``True`` / ``False``.
+        """
+        check_bool(getattr(self, "probability", False), "probability")
+
     def _fit_probability(self, X, y, sample_weight=None) -> None:
         """Fit the sigmoids (called at the end of ``fit``); a no-op for ``probability=False``."""
+        self._check_probability()
         for name in ("probA_", "probB_"):
             if hasattr(self, name):
                 delattr(self, name)

@@ -98,6 +98,7 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityM
         return self
 
     def _fit_inner(self, X, y, sample_weight=None):
+        self._check_probability()
         if getattr(type(X), "_semisup_distributed", False):  # row blocks on a Dask cluster
             from semisup.distributed._estimators import fit_distributed
 

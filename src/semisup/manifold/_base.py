@@ -38,6 +38,7 @@ class ManifoldClassifier(SemiSupervisedClassifierMixin, ProbabilityMixin, Kernel
         -------
         self
         """
+        self._check_probability()
         with verbosity(self.verbose), convergence_check(self, {"pcg": "max_iter",
                                                                "smo": "max_iter"}):
             self._fit(X, y)

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from semisup._validation import check_semi_supervised, check_X
+from semisup._validation import check_bool, check_positive, check_semi_supervised, check_X
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.graph import adjacency_graph, laplacian
 from semisup.manifold._rkhs import deformation_columns
@@ -139,6 +139,9 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
                 and 0 <= self.weight_threshold < 1):
             raise ValueError(f"weight_threshold must be in [0, 1), got "
                              f"{self.weight_threshold!r}")
+        check_positive(self.max_memory, "max_memory")
+        check_bool(self.relative_gap, "relative_gap")
+        check_bool(self.record_weights, "record_weights")
 
     def fit(self, X, y) -> MultipleKernelSVC:
         """Learn the kernel weights and the SVM (``y == -1`` marks unlabeled rows).

@@ -245,6 +245,7 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierM
         """Fit LapRLS on the labeled rows and the k-means centres of all rows."""
         from semisup.manifold import LapRLS
 
+        self._check_probability()
         data = check_semi_supervised(X, y, require_unlabeled=True, estimator=self)
         if self.graph not in GRAPHS:
             raise ValueError(f"graph must be one of {GRAPHS}, got {self.graph!r}")

@@ -246,6 +246,7 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, Cl
         -------
         self
         """
+        self._check_probability()
         with verbosity(self.verbose):
             data = self._fit(X, y)
             self._fit_probability(data.X, y)

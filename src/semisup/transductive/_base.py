@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from semisup._validation import check_positive, check_semi_supervised, check_X
+from semisup._validation import (
+    check_finite,
+    check_int,
+    check_positive,
+    check_real,
+    check_semi_supervised,
+    check_X,
+)
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.kernels import default_gamma, kernel_matrix
 
@@ -41,7 +46,14 @@ def check_psd_kernel(K: np.ndarray, name: str = "X") -> None:
 class KernelTransductiveBase(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
     """Binary kernel estimator that learns from labeled (``y != -1``) and unlabeled rows."""
 
+    def _check_kernel_params(self) -> None:
+        """Validate the kernel hyper-parameters shared by every subclass (before any work)."""
+        check_real(self.gamma, "gamma", positive=True, allow_none=True)
+        check_int(self.degree, "degree")
+        check_finite(self.coef0, "coef0")
+
     def _check_common(self, X, y):
+        self._check_kernel_params()
         data = check_semi_supervised(X, y, accept_sparse=self.kernel != "precomputed",
                                      estimator=self)
         if data.classes.size != 2:
@@ -98,9 +110,3 @@ class KernelTransductiveBase(SemiSupervisedClassifierMixin, ClassifierMixin, Bas
     def _more_tags(self):
         return {"binary_only": True}
 
-
-def check_int(value, name: str, low: int = 1) -> int:
-    """Validate an integer hyper-parameter ``>= low``."""
-    if not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)

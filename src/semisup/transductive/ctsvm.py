@@ -12,10 +12,10 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from semisup._validation import check_positive
+from semisup._validation import check_bool, check_int, check_positive
 from semisup.solvers.lowrank_sdp import FeatureFactor, ctsvm_lowrank, sparse_or_dense_mean
 from semisup.solvers.svm import fit_precomputed_svm
-from semisup.transductive._base import KernelTransductiveBase, centre_kernel, check_int
+from semisup.transductive._base import KernelTransductiveBase, centre_kernel
 from semisup.transductive._sdp import ctsvm_sdp, ctsvm_vectors
 
 logger = logging.getLogger("semisup.transductive.ctsvm")
@@ -212,8 +212,8 @@ class ConvexTSVM(KernelTransductiveBase):
         if solver == "lowrank" and (self.fit_intercept or self.slack == "squared"):
             raise ValueError("solver='lowrank' supports fit_intercept=False and slack='hinge' "
                              "only; use solver='scs' for the other variants")
-        if self.fit_intercept:
-            check_positive(self.intercept_ridge, "intercept_ridge")
+        check_bool(self.fit_intercept, "fit_intercept")
+        check_positive(self.intercept_ridge, "intercept_ridge")
         if self.slack == "squared" and not (np.isfinite(C_l) and np.isfinite(C_u)):
             raise ValueError("slack='squared' needs finite C_l and C_u")
         return C_l, C_u, solver
@@ -239,6 +239,13 @@ class ConvexTSVM(KernelTransductiveBase):
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError
+            When ``y`` has no unlabeled rows: the method is transductive (its relaxation
+            is over the labels of the unlabeled rows), so a fully labeled ``y`` is refused
+            rather than silently fitted; use a supervised SVM for it.
         """
         data = self._check_common(X, y)
         X = data.X

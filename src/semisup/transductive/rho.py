@@ -10,10 +10,10 @@ import numpy as np
 import scipy.linalg as sla
 from sklearn.exceptions import ConvergenceWarning
 
-from semisup._validation import check_positive
+from semisup._validation import check_int, check_positive
 from semisup.solvers.convex import cvxpy_module, solve_conic
 from semisup.solvers.svm import fit_precomputed_svm
-from semisup.transductive._base import KernelTransductiveBase, check_int
+from semisup.transductive._base import KernelTransductiveBase
 
 logger = logging.getLogger("semisup.transductive.rho")
 
@@ -178,6 +178,13 @@ class RhoTSVM(KernelTransductiveBase):
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError
+            When ``y`` has no unlabeled rows: the method is transductive (its relaxation
+            is over the labels of the unlabeled rows), so a fully labeled ``y`` is refused
+            rather than silently fitted; use a supervised SVM for it.
         """
         data = self._check_common(X, y)
         X = data.X
@@ -186,6 +193,7 @@ class RhoTSVM(KernelTransductiveBase):
         check_positive(self.ridge, "ridge", allow_zero=True)
         check_positive(self.clip, "clip")
         check_int(self.max_iter, "max_iter")
+        check_positive(self.tol, "tol")
         if self.route not in ROUTES:
             raise ValueError(f"route must be one of {ROUTES}, got {self.route!r}")
         route = self.route if self.route != "auto" else ("cccp" if rho <= 1.0 else "kernel")

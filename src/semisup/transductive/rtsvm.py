@@ -6,9 +6,9 @@ import time
 
 import numpy as np
 
-from semisup._validation import check_positive
+from semisup._validation import check_int, check_positive
 from semisup.solvers.svm import fit_precomputed_svm
-from semisup.transductive._base import KernelTransductiveBase, check_int
+from semisup.transductive._base import KernelTransductiveBase
 from semisup.transductive._sdp import rtsvm_sdp
 
 
@@ -99,12 +99,21 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError
+            When ``y`` has no unlabeled rows: the method is transductive (its relaxation
+            is over the labels of the unlabeled rows), so a fully labeled ``y`` is refused
+            rather than silently fitted; use a supervised SVM for it.
         """
         data = self._check_common(X, y)
         X = data.X
         n = X.shape[0]
         C = check_positive(self.C, "C")
         max_n = check_int(self.max_n, "max_n")
+        check_positive(self.tol, "tol")
+        check_int(self.max_iter, "max_iter")
         if n > max_n:
             raise ValueError(f"n = {n} rows is too large for the RTSVM SDP (O(n^2) variables in "
                              f"the cone, max_n={max_n}); use ConvexTSVM (solver='lowrank' "

@@ -19,6 +19,27 @@ def import_cvxpy():
     return cvxpy_module()
 
 
+def check_solver(value, name: str = "solver") -> None:
+    """Refuse a cvxpy solver name that is not a string naming an installed solver.
+
+    ``None`` (the default choice of :func:`default_solver`) is always accepted; a name is
+    checked against :func:`cvxpy.installed_solvers` only when cvxpy is importable (the
+    missing install is reported by the route that needs it).
+    """
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be None or the name of a cvxpy solver, got {value!r}")
+    try:
+        import cvxpy as cp
+    except ImportError:  # pragma: no cover - exercised only without cvxpy
+        return
+    installed = cp.installed_solvers()
+    if value.upper() not in installed:
+        raise ValueError(f"{name} must be None or one of the installed cvxpy solvers "
+                         f"{tuple(installed)}, got {value!r}")
+
+
 def default_solver(cp, psd: bool = False) -> str:
     """SCS for SDPs (Clarabel's memory grows too fast with the LMI), else Clarabel or OSQP."""
     installed = cp.installed_solvers()

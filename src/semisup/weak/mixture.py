@@ -37,14 +37,20 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from semisup._validation import check_fraction, check_positive, check_semi_supervised
+from semisup._validation import (
+    check_bool,
+    check_fraction,
+    check_int,
+    check_positive,
+    check_semi_supervised,
+)
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.linear.tsvm import initial_labels, switch_labels
 from semisup.losses import HingeTerms
 from semisup.regularizers import Ridge
 from semisup.solvers.design import Design
 from semisup.solvers.mfn import l2svm_mfn
-from semisup.weak._cvx import hinge_universum_qp, import_cvxpy, solve
+from semisup.weak._cvx import check_solver, hinge_universum_qp, import_cvxpy, solve
 
 logger = logging.getLogger("semisup.weak.mixture")
 
@@ -535,6 +541,13 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
             raise ValueError(f"anneal_growth must be > 1, got {self.anneal_growth!r}")
         if self.big_M is not None:
             check_positive(self.big_M, "big_M")
+        check_bool(self.allow_irrelevant, "allow_irrelevant")
+        check_bool(self.fit_intercept, "fit_intercept")
+        check_int(self.max_iter, "max_iter")
+        check_int(self.max_cg_iter, "max_cg_iter")
+        check_int(self.max_sdp_rows, "max_sdp_rows")
+        check_int(self.n_roundings, "n_roundings")
+        check_solver(self.sdp_solver, "sdp_solver")
         if self.method == "sdp" and not self.allow_irrelevant:
             raise ValueError("allow_irrelevant=False is the TSVM: use method='alternating'")
 

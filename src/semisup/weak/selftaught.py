@@ -28,9 +28,9 @@ from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from semisup._validation import check_positive, check_semi_supervised, check_X
+from semisup._validation import check_int, check_positive, check_semi_supervised, check_X
 from semisup.base import SemiSupervisedClassifierMixin
-from semisup.weak._cvx import import_cvxpy, solve
+from semisup.weak._cvx import check_solver, import_cvxpy, solve
 
 logger = logging.getLogger("semisup.weak.selftaught")
 
@@ -70,9 +70,15 @@ def update_dictionary(X: np.ndarray, codes: np.ndarray, components: np.ndarray,
     return D
 
 
-def _check_dictionary_size(n_components, n_rows: int) -> None:
-    if not isinstance(n_components, (int, np.integer)) or n_components < 1:
-        raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
+def _check_dictionary_size(estimator, n_rows: int) -> None:
+    n_components = check_int(estimator.n_components, "n_components")
+    if n_rows == 0:
+        # self-taught learning is defined by its unlabeled data: a fully labeled y is refused
+        # (with the fix) rather than silently learning the dictionary from the labeled rows
+        raise ValueError(f"{type(estimator).__name__} learns its dictionary from unlabeled "
+                         "rows, and y has no unlabeled rows (no -1 entries) and no "
+                         "X_unlabeled was given: mark unlabeled rows with -1, pass "
+                         "X_unlabeled, or use a supervised classifier")
     if n_components > n_rows:
         raise ValueError(f"n_components={n_components} atoms cannot be learned from "
                          f"{n_rows} unlabeled rows: lower n_components or give more unlabeled "
@@ -126,6 +132,8 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseE
     def _split(self, X, y, X_unlabeled):
         check_positive(self.beta, "beta")
         check_positive(self.C, "C")
+        check_int(self.n_iter, "n_iter")
+        check_int(self.batch_size, "batch_size")
         data = check_semi_supervised(X, y, estimator=self)
         X_u = [_dense(data.X[data.unlabeled])] if data.unlabeled.size else []
         if X_unlabeled is not None:
@@ -135,7 +143,7 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseE
                                  f"{data.X.shape[1]}")
             X_u.append(Xe)
         X_u = np.vstack(X_u) if X_u else np.empty((0, data.X.shape[1]))
-        _check_dictionary_size(self.n_components, X_u.shape[0])
+        _check_dictionary_size(self, X_u.shape[0])
         return data, _dense(data.X[data.labeled]), X_u
 
     def _learn_dictionary(self, X_u: np.ndarray) -> np.ndarray:
@@ -164,6 +172,12 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseE
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError
+            When there are no unlabeled rows (no ``-1`` in ``y`` and no ``X_unlabeled``),
+            or fewer than ``n_components``: the dictionary is learned from them.
         """
         data, X_l, X_u = self._split(X, y, X_unlabeled)
         self.components_ = self._learn_dictionary(X_u)
@@ -176,7 +190,8 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseE
     def transform(self, X) -> np.ndarray:
         """Sparse codes of ``X`` in the learned dictionary."""
         check_is_fitted(self, "components_")
-        return encode(_dense(check_X(X, estimator=self)), self.components_, self.beta)
+        return encode(_dense(check_X(X, estimator=self, reset=False)), self.components_,
+                      self.beta)
 
     def decision_function(self, X) -> np.ndarray:
         """SVM scores of the codes."""
@@ -352,6 +367,10 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
         check_positive(self.tol, "tol")
         if not isinstance(self.max_iter, (int, np.integer)) or self.max_iter < 0:
             raise ValueError(f"max_iter must be a non-negative integer, got {self.max_iter!r}")
+        check_positive(self.supervised_weight, "supervised_weight", allow_zero=True)
+        check_int(self.max_iter, "max_iter")
+        check_positive(self.tol, "tol")
+        check_solver(self.solver, "solver")
         if not self.supervised_weight:
             super().fit(X, y, X_unlabeled)  # STL: the supervised term is absent
             self.n_iter_ = 0

@@ -29,14 +29,22 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from semisup._validation import check_positive, check_semi_supervised, check_X
+from semisup._validation import (
+    check_bool,
+    check_finite,
+    check_int,
+    check_positive,
+    check_real,
+    check_semi_supervised,
+    check_X,
+)
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.kernels import default_gamma, kernel_matrix
 from semisup.losses import HingeTerms
 from semisup.regularizers import Ridge
 from semisup.solvers.design import Design
 from semisup.solvers.mfn import MFNResult, l2svm_mfn
-from semisup.weak._cvx import hinge_universum_qp
+from semisup.weak._cvx import check_solver, hinge_universum_qp
 
 
 def universum_terms(y: np.ndarray, cost: np.ndarray, n_universum: int, cost_u: float,
@@ -185,10 +193,13 @@ class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
         if self.unlabeled not in ("universum", "ignore"):
             raise ValueError(f"unlabeled must be 'universum' or 'ignore', got "
                              f"{self.unlabeled!r}")
-        for name in ("max_iter", "max_cg_iter"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        check_int(self.max_iter, "max_iter")
+        check_int(self.max_cg_iter, "max_cg_iter")
+        check_int(self.degree, "degree")
+        check_real(self.gamma, "gamma", positive=True, allow_none=True)
+        check_finite(self.coef0, "coef0")
+        check_bool(self.fit_intercept, "fit_intercept")
+        check_solver(self.solver, "solver")
 
     def fit(self, X, y, X_universum=None):
         """Fit on the labeled rows of ``(X, y)`` and the universum.
