@@ -138,6 +138,21 @@ class TSVMResult:
     history: list = field(default_factory=list)
 
 
+def _supervised_start(A, l: int, y_l: np.ndarray, reg, sample_weight, opts: dict):
+    """Row weights of the objective and the supervised L2-SVM on the labeled rows.
+
+    Both TSVM and DA start from the L2-SVM on the ``l`` labeled rows (weighted means
+    ``c_l`` of their losses; ``v_u`` those of the unlabeled rows, uniform ``1/u`` without
+    ``sample_weight``).  Returns ``(weights, c_l, v_u, result)``.
+    """
+    u = A.n_rows - l
+    weights = split_sample_weight(sample_weight, l, u)
+    c_l, v_u = (np.full(l, 1.0 / l), np.full(u, 1.0 / max(u, 1))) if weights is None \
+        else weights
+    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, c_l), reg, **opts)
+    return weights, c_l, v_u, sup
+
+
 def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: float,
                      positive_fraction: float, max_switches: int | None = None,
                      lam_u_init: float = 1e-5, lam_u_growth: float = 1.5,
@@ -183,10 +198,7 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
     l = n_labeled
     u = A.n_rows - l
     reg = Ridge(lam) if reg is None else reg
-    weights = split_sample_weight(sample_weight, l, u)
-    c_l, v_u = (np.full(l, 1.0 / l), np.full(u, 1.0 / max(u, 1))) if weights is None \
-        else weights
-    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, c_l), reg, **opts)
+    weights, c_l, v_u, sup = _supervised_start(A, l, y_l, reg, sample_weight, opts)
     w = sup.w
     o = A.matvec(w)
     if u == 0:
@@ -375,10 +387,7 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
     l = n_labeled
     u = A.n_rows - l
     reg = Ridge(lam) if reg is None else reg
-    weights = split_sample_weight(sample_weight, l, u)
-    c_l, v_u = (np.full(l, 1.0 / l), np.full(u, 1.0 / max(u, 1))) if weights is None \
-        else weights
-    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, c_l), reg, **opts)
+    weights, c_l, v_u, sup = _supervised_start(A, l, y_l, reg, sample_weight, opts)
     w = sup.w
     o = A.matvec(w)
     r = float(positive_fraction)
