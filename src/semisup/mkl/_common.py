@@ -1,4 +1,4 @@
-"""Bookkeeping shared by the MKL solvers: argument checks, traces, the stopping test."""
+"""Bookkeeping shared by the MKL solvers: argument checks, traces, the cutting-plane model."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from semisup.mkl.problem import MKLProblem, SVMPoint
+from semisup.solvers.lp import CuttingPlaneLP
 
 
 def check_solver_args(problem: MKLProblem, tol: float, max_iter: int,
@@ -38,3 +39,49 @@ def record(trace: dict, point: SVMPoint, gap: float, record_weights: bool, **ext
         trace[k].append(v)
     if record_weights:
         trace.setdefault("weights", []).append(point.p.copy())
+
+
+class CuttingPlaneModel:
+    """The cutting-plane model of ``J`` shared by the level method and SILP (eq. 4.5).
+
+    Each SVM solve at ``p^j`` gives the cut ``f(p, alpha^j) = s_j - 1/2 q^j . p <= J(p)``;
+    ``g(p) = max_j f(p, alpha^j)`` is a lower model of ``J``.  The model keeps
+
+    * ``f_low = min_{p in P} g(p)`` (an LP, eq. 4.6, re-solved warm after each cut) and its
+      minimiser ``p_lp`` (SILP's next weights),
+    * ``f_up = min_j J(p^j)`` and the point that attains it (Theorem 1:
+      ``f_low <= J* <= f_up``).
+
+    Parameters
+    ----------
+    n_kernels : int
+    """
+
+    def __init__(self, n_kernels: int):
+        self._lp = CuttingPlaneLP(n_kernels)
+        self.f_low = -np.inf
+        self.f_up = np.inf
+        self.best: SVMPoint | None = None
+        self.p_lp: np.ndarray | None = None
+
+    def add(self, point: SVMPoint) -> None:
+        """Add the cut of ``point``; update ``f_up``, ``f_low`` and ``p_lp``."""
+        if point.objective < self.f_up:
+            self.f_up, self.best = point.objective, point
+        self._lp.add(point.s, 0.5 * point.q)
+        self.p_lp, low = self._lp.solve()
+        # the model only grows, so f_low cannot decrease; an inexact SVM can push f_up a
+        # hair below it, and the bracket is then closed
+        self.f_low = min(max(self.f_low, low), self.f_up)
+
+    @property
+    def delta(self) -> float:
+        """``f_up - f_low``."""
+        return self.f_up - self.f_low
+
+    def level_set(self, level: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(G, h)`` with ``{p : g(p) <= level} = {p : G p <= h}``.
+
+        ``s_j - q^j . p / 2 <= level``  <=>  ``(-q^j / 2) . p <= level - s_j``.
+        """
+        return -np.asarray(self._lp.A), level - np.asarray(self._lp.c)

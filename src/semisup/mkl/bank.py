@@ -9,8 +9,9 @@ feature, ``m = 13 (d + 1)`` kernels.  Every Gram matrix is normalised to unit tr
 training rows (the thesis, §4.3.1); the same factor scales its out-of-sample rows.
 
 Memory is the limit of the method: ``m`` Gram matrices of ``n x n``.  :class:`KernelBank`
-checks ``m n^2`` against ``max_memory`` *before* allocating, and stores the matrices in one
-``(n, n, m)`` array (``float64``, or ``float32`` to halve it).
+checks ``m n (n + 1) / 2`` against ``max_memory`` *before* allocating, and stores the upper
+triangles of the matrices in one ``(n (n + 1) / 2, m)`` array (``float64``, or ``float32``
+to halve it).
 """
 
 from __future__ import annotations
@@ -127,64 +128,92 @@ def evaluate_kernel(spec, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndar
 
 
 def check_memory(n_kernels: int, n_samples: int, dtype, max_memory: float) -> int:
-    """Bytes of ``n_kernels`` Gram matrices of ``n_samples^2``; refuse when over ``max_memory``.
+    """Bytes of ``n_kernels`` packed Gram matrices (``n (n + 1) / 2`` entries each); refuse
+    when over ``max_memory``.
 
     Raises
     ------
     ValueError
         Before anything is allocated, with the sizes and the ways out.
     """
-    nbytes = int(n_kernels) * int(n_samples) ** 2 * np.dtype(dtype).itemsize
+    n = int(n_samples)
+    nbytes = int(n_kernels) * (n * (n + 1) // 2) * np.dtype(dtype).itemsize
     if nbytes > max_memory:
         raise ValueError(
-            f"the kernel bank needs m n^2 = {n_kernels} x {n_samples}^2 x "
+            f"the kernel bank needs m n (n + 1) / 2 = {n_kernels} x {n * (n + 1) // 2} x "
             f"{np.dtype(dtype).itemsize} bytes = {nbytes / 2**30:.2f} GiB, over max_memory="
             f"{max_memory / 2**30:.2f} GiB: use fewer kernels or rows, dtype='float32', "
             "or raise max_memory")
     return nbytes
 
 
+def _triu(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(n)
+
+
 class KernelBank:
     """``m`` base Gram matrices on ``n`` points, each scaled to unit trace.
 
-    Stored as one ``(n, n, m)`` array: the ``m`` kernel values of a pair of points are
-    contiguous, so the combined kernel is one matrix-vector product over the bank and the
-    quadratic forms on the support vectors ``S`` read only the ``S x S`` block.
+    A Gram matrix is symmetric, so only its upper triangle is kept: the bank is one
+    ``(n (n + 1) / 2, m)`` array (``float64``, or ``float32`` to halve it again), row ``r``
+    the ``m`` kernel values of the ``r``-th pair ``i <= j`` in row-major order.  The
+    combined kernel is one matrix-vector product over the bank, and the quadratic forms on
+    the support vectors ``S`` read only the rows of the pairs in ``S x S``.
 
     Parameters
     ----------
-    data : ndarray of shape (n, n, m)
-        The Gram matrices (already scaled), kernel index last.
+    data : ndarray of shape (n, n, m) or (n (n + 1) / 2, m)
+        The (already scaled) Gram matrices, kernel index last: full, or packed when
+        ``n_samples`` is given.
     scales : ndarray of shape (m,)
         The factor each raw Gram matrix was multiplied by (``1 / trace``).
+    n_samples : int, optional
+        ``n`` when ``data`` is packed.
 
     Attributes
     ----------
-    data : ndarray of shape (n, n, m)
+    packed : ndarray of shape (n (n + 1) / 2, m)
     scales : ndarray of shape (m,)
     """
 
-    def __init__(self, data: np.ndarray, scales: np.ndarray):
-        self.data = np.ascontiguousarray(data)
+    def __init__(self, data: np.ndarray, scales: np.ndarray, n_samples: int | None = None):
+        if n_samples is None:
+            n = data.shape[0]
+            iu, ju = _triu(n)
+            data = data[iu, ju]
+        else:
+            n = int(n_samples)
+            if data.ndim != 2 or data.shape[0] != n * (n + 1) // 2:
+                raise ValueError(f"packed data must have {n * (n + 1) // 2} rows for "
+                                 f"n_samples={n}, got shape {data.shape}")
+        self.packed = np.ascontiguousarray(data)
         self.scales = np.asarray(scales, dtype=np.float64)
-        n, _, m = data.shape
-        self._flat = self.data.reshape(n * n, m)
+        self._n = n
+        self._iu, self._ju = _triu(n)
+        # row offset of pair (i, i) in the packed order
+        self._row0 = (np.arange(n) * (2 * n - np.arange(n) + 1)) // 2
 
     @property
     def n_kernels(self) -> int:
-        return self.data.shape[2]
+        return self.packed.shape[1]
 
     @property
     def n_samples(self) -> int:
-        return self.data.shape[0]
+        return self._n
 
     @property
     def nbytes(self) -> int:
-        return int(self.data.nbytes)
+        return int(self.packed.nbytes)
+
+    def _unpack(self, v: np.ndarray) -> np.ndarray:
+        K = np.empty((self._n, self._n))
+        K[self._iu, self._ju] = v
+        K[self._ju, self._iu] = v
+        return K
 
     def kernel(self, k: int) -> np.ndarray:
         """The ``k``-th (scaled) Gram matrix, as float64."""
-        return np.array(self.data[:, :, k], dtype=np.float64)
+        return self._unpack(self.packed[:, k])
 
     @classmethod
     def from_matrices(cls, matrices: Sequence[np.ndarray] | np.ndarray, *,
@@ -204,7 +233,8 @@ class KernelBank:
             raise ValueError("kernels is empty: give at least one Gram matrix")
         n = np.shape(mats[0])[0]
         check_memory(len(mats), n, dtype, max_memory)
-        out = np.empty((n, n, len(mats)), dtype=dtype)
+        iu, ju = _triu(n)
+        out = np.empty((iu.size, len(mats)), dtype=dtype)
         scales = np.ones(len(mats))
         for i, Ki in enumerate(mats):
             Ki = np.asarray(Ki, dtype=np.float64)
@@ -213,8 +243,8 @@ class KernelBank:
                                  f"{Ki.shape}, kernels[0] has {(n, n)}; every Gram matrix "
                                  "must be n x n on the same rows")
             scales[i] = _check_gram(Ki, i, check_psd, normalize)
-            out[:, :, i] = Ki * scales[i]
-        return cls(out, scales)
+            out[:, i] = Ki[iu, ju] * scales[i]
+        return cls(out, scales, n_samples=n)
 
     @classmethod
     def from_specs(cls, specs: list, X: np.ndarray, *, normalize: bool = True,
@@ -223,43 +253,96 @@ class KernelBank:
                    transform: Callable[[np.ndarray], np.ndarray] | None = None) -> KernelBank:
         """Compute every spec's Gram matrix on ``X`` (memory checked first).
 
-        ``transform`` maps each raw Gram matrix before the unit-trace scaling (the
+        Dict specs are computed directly in packed form, grouped by feature subset: the
+        inner products and squared distances of a subset are formed once and every kernel
+        on it is an elementwise function of them (symmetric and, for these kinds, PSD by
+        construction, so only finiteness and the trace are checked).  Callables, and every
+        spec when ``transform`` is given, go through the full ``n x n`` matrix and all
+        checks.  ``transform`` maps each raw Gram matrix before the unit-trace scaling (the
         semi-supervised deformation, eq. 4.10).
         """
+        X = np.asarray(X, dtype=np.float64)
         n = X.shape[0]
         check_memory(len(specs), n, dtype, max_memory)
-        out = np.empty((n, n, len(specs)), dtype=dtype)
+        iu, ju = _triu(n)
+        diag = np.flatnonzero(iu == ju)
+        out = np.empty((iu.size, len(specs)), dtype=dtype)
         scales = np.ones(len(specs))
+        groups: dict = {}
         for i, spec in enumerate(specs):
-            Ki = evaluate_kernel(spec, X)
-            if transform is not None:
-                Ki = transform(Ki)
-            scales[i] = _check_gram(Ki, i, check_psd or callable(spec), normalize)
-            out[:, :, i] = Ki * scales[i]
-        return cls(out, scales)
+            if callable(spec) or transform is not None:
+                Ki = evaluate_kernel(spec, X)
+                if transform is not None:
+                    Ki = transform(Ki)
+                scales[i] = _check_gram(Ki, i, check_psd or callable(spec), normalize)
+                out[:, i] = Ki[iu, ju] * scales[i]
+            else:
+                f = spec["features"]
+                groups.setdefault(None if f is None else tuple(int(c) for c in f),
+                                  []).append(i)
+        for feats, idx in groups.items():
+            Xs = X if feats is None else X[:, list(feats)]
+            G = (Xs @ Xs.T)[iu, ju] if Xs.shape[1] > 1 else Xs[iu, 0] * Xs[ju, 0]
+            D = None
+            for i in idx:
+                spec = specs[i]
+                kind = spec["kernel"]
+                if kind == "linear":
+                    v = G
+                elif kind == "poly":
+                    v = (spec["gamma"] * G + spec.get("coef0", 1.0)) ** spec.get("degree", 3)
+                else:
+                    if D is None:
+                        sq = G[diag]
+                        D = np.maximum(sq[iu] + sq[ju] - 2.0 * G, 0.0)
+                    v = np.exp(-spec["gamma"] * D)
+                if not np.all(np.isfinite(v)):
+                    raise ValueError(f"kernels[{i}] contains NaN or infinity: check the "
+                                     "kernel's inputs and parameters")
+                if check_psd:
+                    _check_gram(_unpack(v, n, iu, ju), i, True, False)
+                trace = float(v[diag].sum())
+                if normalize and not trace > 0:
+                    raise ValueError(f"kernels[{i}] has trace {trace:.3g} <= 0 and cannot "
+                                     "be scaled to unit trace; drop it or pass "
+                                     "normalize=False")
+                scales[i] = 1.0 / trace if normalize else 1.0
+                out[:, i] = v * scales[i]
+        return cls(out, scales, n_samples=n)
 
     def combine(self, p: np.ndarray) -> np.ndarray:
-        """``K(p) = sum_k p_k K_k`` (float64): one product with the ``(n^2, m)`` bank."""
-        p = np.asarray(p, dtype=self.data.dtype)
-        n = self.n_samples
-        return np.asarray(self._flat @ p, dtype=np.float64).reshape(n, n)
+        """``K(p) = sum_k p_k K_k`` (float64): one product with the packed bank."""
+        p = np.asarray(p, dtype=self.packed.dtype)
+        return self._unpack(self.packed @ p)
 
     def quadratic_forms(self, u: np.ndarray) -> np.ndarray:
         """``q_k = u^T K_k u`` for every kernel.
 
-        ``u = alpha o y`` is zero off the support vectors ``S``; only the ``S x S`` block
-        of the bank is read.
+        ``u = alpha o y`` is zero off the support vectors ``S``; only the rows of the pairs
+        in ``S x S`` are read.
         """
         u = np.asarray(u, dtype=np.float64)
         S = np.flatnonzero(u)
         if S.size == 0:
             return np.zeros(self.n_kernels)
-        if S.size > 0.7 * u.size:           # gathering would copy most of the bank
-            uu = np.outer(u, u).astype(self.data.dtype, copy=False).ravel()
-            return np.asarray(uu @ self._flat, dtype=np.float64)
-        block = self.data[np.ix_(S, S)].reshape(S.size * S.size, self.n_kernels)
-        uu = np.outer(u[S], u[S]).astype(self.data.dtype, copy=False).ravel()
-        return np.asarray(uu @ block, dtype=np.float64)
+        # pairs a <= b of S, weighted 2 u_a u_b off the diagonal
+        a, b = np.triu_indices(S.size)
+        w = u[S][a] * u[S][b]
+        w[a != b] *= 2.0
+        if S.size > 0.7 * self._n:          # gathering would copy most of the bank
+            full = np.zeros(self.packed.shape[0])
+            full[self._row0[S[a]] + S[b] - S[a]] = w
+            return np.asarray(full.astype(self.packed.dtype, copy=False) @ self.packed,
+                              dtype=np.float64)
+        rows = self.packed[self._row0[S[a]] + S[b] - S[a]]
+        return np.asarray(w.astype(self.packed.dtype, copy=False) @ rows, dtype=np.float64)
+
+
+def _unpack(v: np.ndarray, n: int, iu: np.ndarray, ju: np.ndarray) -> np.ndarray:
+    K = np.empty((n, n))
+    K[iu, ju] = v
+    K[ju, iu] = v
+    return K
 
 
 def _check_gram(K: np.ndarray, i: int, check_psd: bool, normalize: bool) -> float:

@@ -299,10 +299,11 @@ def _deformed_bank(specs, X, lab, deform, dtype, max_memory) -> KernelBank:
     from semisup.mkl.bank import _check_gram
 
     check_memory(len(specs), lab.size, dtype, max_memory)
-    out = np.empty((lab.size, lab.size, len(specs)), dtype=dtype)
+    iu, ju = np.triu_indices(lab.size)
+    out = np.empty((iu.size, len(specs)), dtype=dtype)
     scales = np.ones(len(specs))
     for i, spec in enumerate(specs):
         G = deform(evaluate_kernel(spec, X))
         scales[i] = _check_gram(G, i, callable(spec), True)
-        out[:, :, i] = G * scales[i]
-    return KernelBank(out, scales)
+        out[:, i] = G[iu, ju] * scales[i]
+    return KernelBank(out, scales, n_samples=lab.size)

@@ -22,9 +22,8 @@ import logging
 
 import numpy as np
 
-from semisup.mkl._common import check_solver_args, new_trace, record
+from semisup.mkl._common import CuttingPlaneModel, check_solver_args, new_trace, record
 from semisup.mkl.problem import MKLProblem, MKLResult
-from semisup.solvers.lp import min_max_affine_on_simplex
 from semisup.solvers.projection import project_onto_simplex_polyhedron
 
 logger = logging.getLogger("semisup.mkl")
@@ -62,39 +61,28 @@ def level_mkl(problem: MKLProblem, tol: float = 0.01, max_iter: int = 500,
         if not 0.0 < v < 1.0:
             raise ValueError(f"{name} must be in (0, 1), got {v!r}")
     trace = new_trace(("f_low", "f_up", "lam"))
-    S, Q = [], []
-    f_up, f_low = np.inf, -np.inf
-    best = None
+    model = CuttingPlaneModel(problem.n_kernels)
     converged = False
     for it in range(1, max_iter + 1):
         point = problem.solve_svm(p)
-        S.append(point.s)
-        Q.append(point.q)
-        if point.objective < f_up:
-            f_up, best = point.objective, point
+        model.add(point)
         gap = point.gap(relative_gap)
-        _, low = min_max_affine_on_simplex(np.asarray(S), 0.5 * np.asarray(Q))
-        # the model only grows, so f_low cannot decrease; an inexact SVM can push f_up a
-        # hair below it, and the bracket is then closed
-        f_low = min(max(f_low, low), f_up)
-        record(trace, point, gap, record_weights, f_low=f_low, f_up=f_up, lam=lam)
-        delta = f_up - f_low
+        record(trace, point, gap, record_weights, f_low=model.f_low, f_up=model.f_up,
+               lam=lam)
         logger.debug("level it=%d J=%.6g f_low=%.6g f_up=%.6g gap=%.3g", it,
-                     point.objective, f_low, f_up, gap)
+                     point.objective, model.f_low, model.f_up, gap)
+        best = model.best
         if gap <= tol:
-            converged = True
-            best = point
+            converged, best = True, point
             break
-        if delta <= tol * max(abs(f_up), np.finfo(float).tiny):
+        if model.delta <= tol * max(abs(model.f_up), np.finfo(float).tiny):
             converged = True
             break
-        level = lam * f_up + (1.0 - lam) * f_low
-        if lam < lam_final and delta / abs(level) < 0.01:
+        level = lam * model.f_up + (1.0 - lam) * model.f_low
+        if lam < lam_final and model.delta / abs(level) < 0.01:
             lam = lam_final
-            level = lam * f_up + (1.0 - lam) * f_low
-        # cuts s_j - q_j . p / 2 <= level  <=>  (-q_j / 2) . p <= level - s_j
-        p = project_onto_simplex_polyhedron(p, -0.5 * np.asarray(Q),
-                                            level - np.asarray(S))
+            level = lam * model.f_up + (1.0 - lam) * model.f_low
+        p = project_onto_simplex_polyhedron(p, *model.level_set(level))
     return MKLResult(weights=best.p, alpha=best.alpha, bias=best.bias,
                      objective=best.objective, n_iter=it, n_svm=problem.n_svm,
                      converged=converged, trace=trace)

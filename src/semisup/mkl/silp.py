@@ -12,9 +12,8 @@ import logging
 
 import numpy as np
 
-from semisup.mkl._common import check_solver_args, new_trace, record
+from semisup.mkl._common import CuttingPlaneModel, check_solver_args, new_trace, record
 from semisup.mkl.problem import MKLProblem, MKLResult
-from semisup.solvers.lp import min_max_affine_on_simplex
 
 logger = logging.getLogger("semisup.mkl")
 
@@ -44,24 +43,19 @@ def silp_mkl(problem: MKLProblem, tol: float = 0.01, max_iter: int = 500,
     """
     p = check_solver_args(problem, tol, max_iter, p0)
     trace = new_trace(("f_low", "f_up"))
-    S, Q = [], []
-    f_up, f_low = np.inf, -np.inf
-    best = None
+    model = CuttingPlaneModel(problem.n_kernels)
     converged = False
     for it in range(1, max_iter + 1):
         point = problem.solve_svm(p)
-        S.append(point.s)
-        Q.append(point.q)
-        if point.objective < f_up:
-            f_up, best = point.objective, point
+        model.add(point)
         gap = point.gap(relative_gap)
-        p, low = min_max_affine_on_simplex(np.asarray(S), 0.5 * np.asarray(Q))
-        f_low = min(max(f_low, low), f_up)
-        record(trace, point, gap, record_weights, f_low=f_low, f_up=f_up)
+        record(trace, point, gap, record_weights, f_low=model.f_low, f_up=model.f_up)
         logger.debug("silp it=%d J=%.6g gap=%.3g", it, point.objective, gap)
+        best = model.best
         if gap <= tol:
             converged, best = True, point
             break
+        p = model.p_lp
     return MKLResult(weights=best.p, alpha=best.alpha, bias=best.bias,
                      objective=best.objective, n_iter=it, n_svm=problem.n_svm,
                      converged=converged, trace=trace)

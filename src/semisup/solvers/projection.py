@@ -45,12 +45,18 @@ def project_onto_simplex_polyhedron(p0: np.ndarray, G: np.ndarray, h: np.ndarray
     G = np.atleast_2d(np.asarray(G, dtype=np.float64))
     h = np.asarray(h, dtype=np.float64)
     m = p0.size
-    P = sp.triu(2.0 * sp.eye(m, format="csc"), format="csc")
+    J = G.shape[0]
+    P = sp.csc_matrix((np.full(m, 2.0), np.arange(m), np.arange(m + 1)), shape=(m, m))
     q = -2.0 * p0
     # Clarabel: A x + s = b, s in cones; rows: sum p = 1 (zero cone), G p <= h and
-    # -p <= 0 (non-negative cone)
-    A = sp.vstack([sp.csc_matrix(np.ones((1, m))), sp.csc_matrix(G),
-                   -sp.eye(m, format="csc")], format="csc")
+    # -p <= 0 (non-negative cone).  Column k of A holds (1, G[:, k], -1 at row J + 1 + k);
+    # it is assembled directly because this runs once per level iteration
+    data = np.column_stack([np.ones(m), G.T, -np.ones(m)]).ravel()
+    indices = np.column_stack([np.zeros(m, dtype=np.int64),
+                               np.broadcast_to(np.arange(1, J + 1), (m, J)),
+                               J + 1 + np.arange(m)]).ravel()
+    A = sp.csc_matrix((data, indices, np.arange(0, (J + 2) * (m + 1), J + 2)),
+                      shape=(1 + J + m, m))
     b = np.r_[1.0, h, np.zeros(m)]
     cones = [clarabel.ZeroConeT(1), clarabel.NonnegativeConeT(G.shape[0] + m)]
     settings = clarabel.DefaultSettings()
