@@ -5,17 +5,24 @@ half's mean and deviation (constant features dropped), C = 100, the SimpleMKL ba
 (Gaussians of widths 2^-3..2^6 and polynomials of degree 1-3 on all features and on each
 single feature, unit trace: m = 13 (d + 1)).  The three solvers run on the same bank in the
 same process, one after the other, with the same stopping rule (relative duality gap
-< ``--tol``, or 500 iterations).  Time is the solver's time (the bank is shared and timed
-separately, as "bank s"); accuracy on the test half; #kernels = weights > 1e-5.
+< ``--tol``, or 500 iterations).  Time is the solver's time, wall and process CPU (the bank is
+shared and timed separately); accuracy on the test half; #kernels = weights > 1e-5.
 
-Run ``python benchmarks/bench_mkl.py --splits 20`` (the thesis's protocol, hours on 2 busy
-cores because of SILP) or fewer splits / a subset: ``--splits 2 --datasets heart,vote``.
-``--plot heart`` also draws the weight trajectories of the three solvers (Fig. 4.3).
+Resumable: every finished (data set, split) appends one JSON line to ``--runs`` (default
+``results/mkl_runs.jsonl``) and is skipped when the command is run again; splits are taken
+in the order split 0 of every set, then split 1, ... so that a stopped run leaves the same
+number of splits per set.  The tables are written from the file by ``--report``.
+
+    python benchmarks/bench_mkl.py --splits 20            # run / resume, then report
+    python benchmarks/bench_mkl.py --report               # tables from the runs so far
+    python benchmarks/bench_mkl.py --time-level           # absolute time of the level method
+    python benchmarks/bench_mkl.py --plot heart           # Fig. 4.3 (weight trajectories)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -114,26 +121,30 @@ def predict(specs, bank, res, ytr, Xtr, Xte):
     return np.where(f > 0, 1.0, -1.0)
 
 
-def run_split(name, X, y, seed, solvers, tol, record=False):
+def run_split(name, X, y, seed, solvers, tol, record=False, dtype="float64"):
     Xtr, ytr, Xte, yte = split(X, y, seed)
     specs = check_kernel_specs(simplemkl_kernels(Xtr.shape[1]), Xtr.shape[1])
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     with PeakRSS() as mem:
-        bank = KernelBank.from_specs(specs, Xtr)
-    t_bank = time.perf_counter() - t0
-    out = {"bank": t_bank, "m": bank.n_kernels, "n": ytr.size, "peak": mem.peak}
+        bank = KernelBank.from_specs(specs, Xtr, dtype=dtype)
+    out = {"data": name, "seed": seed, "bank": time.perf_counter() - t0,
+           "bank_cpu": time.process_time() - c0, "m": bank.n_kernels, "n": int(ytr.size),
+           "bank_mib": bank.nbytes / 2**20, "peak_mib": (mem.peak - mem.start) / 2**20}
     for s in solvers:
         problem = MKLProblem(bank, ytr, 100.0)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = SOLVERS[s](problem, tol=tol, max_iter=500, record_weights=record)
-        el = time.perf_counter() - t0
+        el, cpu = time.perf_counter() - t0, time.process_time() - c0
         p = res.weights.copy()
         p[p < 1e-5] = 0.0
         res.weights = p / p.sum()
         acc = np.mean(predict(specs, bank, res, ytr, Xtr, Xte) == yte)
-        out[s] = {"time": el, "acc": 100 * acc, "nk": np.count_nonzero(res.weights),
-                  "iter": res.n_iter, "svm": res.n_svm, "obj": res.objective,
-                  "conv": res.converged, "trace": res.trace}
+        out[s] = {"time": el, "cpu": cpu, "acc": 100 * float(acc),
+                  "nk": int(np.count_nonzero(res.weights)), "iter": int(res.n_iter),
+                  "svm": int(res.n_svm), "obj": float(res.objective),
+                  "conv": bool(res.converged)}
+        if record:
+            out[s]["trace"] = res.trace
     return out
 
 
@@ -142,102 +153,206 @@ def ms(v):
     return f"{v.mean():.2f}±{v.std():.2f}" if v.size > 1 else f"{v.mean():.2f}"
 
 
+def read_runs(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def run(args, root, solvers):
+    path = Path(args.runs)
+    done = {(r["data"], r["seed"]) for r in read_runs(path)}
+    names = args.datasets.split(",")
+    data = {}
+    deadline = time.time() + 60 * args.minutes if args.minutes else None
+    for seed in range(args.splits):
+        for name in names:
+            if (name, seed) in done:
+                continue
+            if deadline is not None and time.time() > deadline:
+                print(f"--minutes {args.minutes} reached; rerun to resume", flush=True)
+                return
+            if name not in data:
+                data[name] = load(name, root)
+            r = run_split(name, *data[name], seed, solvers, args.tol)
+            r["load"] = os.getloadavg()[0]
+            with path.open("a") as fh:
+                fh.write(json.dumps(r) + "\n")
+            print(f"{name} split {seed}: " + "  ".join(
+                f"{s} {r[s]['time']:.2f}s/{r[s]['cpu']:.2f}cpu acc {r[s]['acc']:.1f} "
+                f"nk {r[s]['nk']}" for s in solvers) + f"  load {r['load']:.1f}", flush=True)
+
+
+def make_report(args, solvers):
+    path = Path(args.runs)
+    allruns = read_runs(path)
+    rows, ratio_rows = [], []
+    loads = [r["load"] for r in allruns]
+    for name in args.datasets.split(","):
+        runs = [r for r in allruns if r["data"] == name and all(s in r for s in solvers)]
+        if not runs:
+            continue
+        n, m = runs[0]["n"], runs[0]["m"]
+        _, _, th = THESIS[name]
+        for metric, key in (("Time (s, wall)", "time"), ("Time (s, CPU)", "cpu"),
+                            ("Acc (%)", "acc"), ("#Kernel", "nk"), ("#SVM solves", "svm"),
+                            ("iterations", "iter")):
+            row = [f"{name} ({n}, {m}) x{len(runs)}" if key == "time" else "", metric]
+            row += [ms([r[s][key] for r in runs]) for s in solvers]
+            idx = {"time": 0, "acc": 1, "nk": 2}.get(key)
+            row += [" / ".join(f"{th[s][idx]}" for s in solvers) if idx is not None else ""]
+            rows.append(row)
+        obj = {s: np.mean([r[s]["obj"] for r in runs]) for s in solvers}
+        conv = {s: sum(r[s]["conv"] for r in runs) for s in solvers}
+        rows.append(["", "objective (converged runs)"]
+                    + [f"{obj[s]:.2f} ({conv[s]}/{len(runs)})" for s in solvers] + [""])
+        rows.append(["", "bank s / bank MiB / peak MiB",
+                     f"{ms([r['bank'] for r in runs])} / {runs[0]['bank_mib']:.1f} / "
+                     f"{max(r['peak_mib'] for r in runs):.1f}"] + [""] * len(solvers))
+        if "Level" in solvers:
+            rr = [f"{name} (x{len(runs)})"]
+            for key in ("time", "cpu"):
+                for other in ("SD", "SILP"):
+                    if other in solvers:
+                        rr.append(np.mean([100 * (1 - r["Level"][key] / r[other][key])
+                                           for r in runs]))
+                    else:
+                        rr.append(np.nan)
+            rr += [100 * (1 - th["Level"][0] / th[o][0]) for o in ("SD", "SILP")]
+            acc = [np.mean([r[s]["acc"] for r in runs]) for s in solvers]
+            rr += [max(acc) - min(acc),
+                   max(abs(np.mean([r[s]["acc"] for r in runs]) - th[s][1])
+                       for s in solvers)]
+            ratio_rows.append(rr)
+    sections = [f"Runs file `{path.name}`: {len(allruns)} (data set, split) runs; machine "
+                f"load (1-min average) at the end of each run: min {min(loads):.1f}, median "
+                f"{np.median(loads):.1f}, max {max(loads):.1f} (2 cores).  C = 100, tol = "
+                f"{args.tol} (relative duality gap), max 500 iterations.  Times are the "
+                "solver's; wall and process CPU time of the same run.",
+                table(["data (n, m) x splits", "metric", *solvers,
+                       "thesis " + " / ".join(solvers)], rows)]
+    if ratio_rows:
+        avg = ["average"] + [np.nanmean([r[j] for r in ratio_rows])
+                             for j in range(1, len(ratio_rows[0]))]
+        fmt_rows = [[r[0]] + [f"{v:.1f}" for v in r[1:]] for r in ratio_rows + [avg]]
+        sections.append(
+            "Time saving of the level method, 1 - T_level / T_other (%), mean of per-split "
+            "ratios (Table 4.2), and the accuracy checks (max difference between the three "
+            "solvers' mean accuracies; max distance of a solver's mean accuracy to the "
+            "thesis's):\n\n" + table(
+                ["data", "vs SD (wall)", "vs SILP (wall)", "vs SD (CPU)", "vs SILP (CPU)",
+                 "thesis vs SD", "thesis vs SILP", "acc spread (pt)", "acc vs thesis (pt)"],
+                fmt_rows))
+    report(args.name, "Multiple kernel learning: SimpleMKL (SD), SILP and the level method "
+           "(Xu's thesis Tables 4.1-4.2)", sections)
+
+
+def time_level(args, root):
+    """Absolute time of the level method per Table 4.1 problem (split 0): bank + solver."""
+    rows = []
+    for name in args.datasets.split(","):
+        X, y = load(name, root)
+        Xtr, ytr, Xte, yte = split(X, y, 0)
+        specs = check_kernel_specs(simplemkl_kernels(Xtr.shape[1]), Xtr.shape[1])
+        best = None
+        for _ in range(args.repeat):
+            t0, c0 = time.perf_counter(), time.process_time()
+            bank = KernelBank.from_specs(specs, Xtr)
+            t1 = time.perf_counter()
+            res = level_mkl(MKLProblem(bank, ytr, 100.0), tol=args.tol, max_iter=500)
+            t2, c2 = time.perf_counter(), time.process_time()
+            cur = (t2 - t0, c2 - c0, t1 - t0, t2 - t1)
+            best = cur if best is None or cur[0] < best[0] else best
+        rows.append([name, ytr.size, bank.n_kernels, f"{best[2]:.3f}", f"{best[3]:.3f}",
+                     f"{best[0]:.3f}", f"{best[1]:.3f}", res.n_iter,
+                     "yes" if best[0] < 2.0 else "NO"])
+    report(args.name, "Level method MKL: absolute time per Table 4.1 problem (split 0, "
+           f"best of {args.repeat})",
+           [f"Load (1-min average) at the end: {os.getloadavg()[0]:.2f}.  Numba is warmed "
+            "up first; the time includes building the SimpleMKL bank.",
+            table(["data", "n", "m", "bank s", "level s", "total s (wall)", "total s (CPU)",
+                   "iterations", "< 2 s"], rows)])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--splits", type=int, default=20)
     ap.add_argument("--datasets", default=",".join(THESIS))
     ap.add_argument("--solvers", default="SD,SILP,Level")
     ap.add_argument("--tol", type=float, default=0.01)
+    ap.add_argument("--runs", default=str(RESULTS_DIR / "mkl_runs.jsonl"))
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="stop starting new splits after this many minutes")
+    ap.add_argument("--report", action="store_true", help="only write the tables")
+    ap.add_argument("--time-level", action="store_true",
+                    help="absolute time of the level method per problem")
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--plot", default=None, help="data set for the weight-trajectory plot")
-    ap.add_argument("--name", default="mkl")
+    ap.add_argument("--name", default=None)
     args = ap.parse_args(argv)
     root = shared_data_dir()
     if root is None:
         raise SystemExit("shared data not found (set SEMISUP_DATA)")
     solvers = args.solvers.split(",")
-    load0 = os.getloadavg()
-    rows, ratio_rows, sections = [], [], []
-    for name in args.datasets.split(","):
-        X, y = load(name, root)
-        runs = [run_split(name, X, y, seed, solvers, args.tol) for seed in range(args.splits)]
-        n, m = runs[0]["n"], runs[0]["m"]
-        tn, tm, th = THESIS[name]
-        for metric, key in (("Time (s)", "time"), ("Acc (%)", "acc"), ("#Kernel", "nk"),
-                            ("#SVM solves", "svm"), ("iterations", "iter")):
-            row = [f"{name} ({n}, {m})" if key == "time" else "", metric]
-            row += [ms([r[s][key] for r in runs]) for s in solvers]
-            if key in ("time", "acc", "nk"):
-                idx = {"time": 0, "acc": 1, "nk": 2}[key]
-                row += [" / ".join(f"{th[s][idx]}" for s in solvers)]
-            else:
-                row += [""]
-            rows.append(row)
-        obj = {s: np.mean([r[s]["obj"] for r in runs]) for s in solvers}
-        conv = {s: sum(r[s]["conv"] for r in runs) for s in solvers}
-        rows.append(["", "objective (converged runs)"]
-                    + [f"{obj[s]:.2f} ({conv[s]}/{len(runs)})" for s in solvers] + [""])
-        rows.append(["", "bank s / peak RSS MiB", ms([r["bank"] for r in runs]),
-                     f"{max(r['peak'] for r in runs) / 2**20:.0f}"] + [""] * (len(solvers) - 1))
-        if "Level" in solvers:
-            rr = [name]
-            for other in ("SD", "SILP"):
-                if other in solvers:
-                    per_run = [100 * (1 - r["Level"]["time"] / r[other]["time"]) for r in runs]
-                    rr.append(f"{np.mean(per_run):.1f}")
-                else:
-                    rr.append("-")
-            thesis_ratio = [100 * (1 - th["Level"][0] / th[o][0]) for o in ("SD", "SILP")]
-            rr += [f"{thesis_ratio[0]:.1f}", f"{thesis_ratio[1]:.1f}"]
-            ratio_rows.append(rr)
-        print(table(["data (n, m)", "metric", *solvers, "thesis " + "/".join(solvers)],
-                    rows[-7:]), flush=True)
-    load1 = os.getloadavg()
-    sections.append(f"{args.splits} random 50/50 splits per data set, C = 100, tol = "
-                    f"{args.tol} (relative duality gap), max 500 iterations. Machine load "
-                    f"(1-min average) {load0[0]:.1f} at the start, {load1[0]:.1f} at the end "
-                    "(2 cores shared with other jobs: compare times within a row only).")
-    sections.append(table(["data (n, m)", "metric", *solvers,
-                           "thesis " + " / ".join(solvers)], rows))
-    if ratio_rows:
-        avg = ["average"]
-        for j in (1, 2):
-            vals = [float(r[j]) for r in ratio_rows if r[j] != "-"]
-            avg.append(f"{np.mean(vals):.1f}" if vals else "-")
-        avg += [f"{np.mean([float(r[3]) for r in ratio_rows]):.1f}",
-                f"{np.mean([float(r[4]) for r in ratio_rows]):.1f}"]
-        sections.append("Time saving of the level method, 1 - T_level / T_other (%), mean "
-                        "of per-split ratios (Table 4.2):\n\n" + table(
-                            ["data", "Level/SD", "Level/SILP", "thesis Level/SD",
-                             "thesis Level/SILP"], ratio_rows + [avg]))
     if args.plot:
-        sections.append(plot(args.plot, root, args.tol))
-    report(args.name, "Multiple kernel learning: SimpleMKL (SD), SILP and the level method "
-           "(Xu's thesis Tables 4.1-4.2)", sections)
+        args.name = args.name or "mkl_weights"
+        return plot(args, root)
+    if args.time_level:
+        args.name = args.name or "mkl_level_time"
+        _warm_up()
+        return time_level(args, root)
+    args.name = args.name or "mkl"
+    if not args.report:
+        _warm_up()
+        run(args, root, solvers)
+    make_report(args, solvers)
 
 
-def plot(name, root, tol):
+def _warm_up():
+    """Compile the numba SMO outside the timings."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    specs = check_kernel_specs(simplemkl_kernels(2), 2)
+    level_mkl(MKLProblem(KernelBank.from_specs(specs, X), np.sign(X[:, 0] + 1e-9), 1.0))
+
+
+def plot(args, root):
+    """Fig. 4.3: the kernel weights of the three solvers along their iterations."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    name = args.plot
     X, y = load(name, root)
-    r = run_split(name, X, y, 0, list(SOLVERS), tol, record=True)
+    _warm_up()
+    r = run_split(name, X, y, 0, list(SOLVERS), args.tol, record=True)
+    # the kernels that matter to any solver: largest final weight over the three
+    finals = np.array([r[s]["trace"]["weights"][-1] for s in SOLVERS])
+    top = np.argsort(finals.max(axis=0))[::-1][:6]
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6), sharey=True)
+    rows = []
     for ax, s in zip(axes, SOLVERS, strict=True):
         W = np.array(r[s]["trace"]["weights"])
-        top = np.argsort(W[-1])[::-1][:6]
         for k in top:
-            ax.plot(np.arange(1, W.shape[0] + 1), W[:, k], lw=1.2)
+            ax.plot(np.arange(1, W.shape[0] + 1), W[:, k], lw=1.2, label=f"kernel {k}")
         ax.set_title(f"{s} ({W.shape[0]} iterations)")
         ax.set_xlabel("iteration")
-    axes[0].set_ylabel("kernel weight (6 largest at the end)")
-    fig.suptitle(f"Kernel weight trajectories on {name}, split 0 (Fig. 4.3)")
+        step = np.abs(np.diff(W, axis=0)).sum(axis=1) if W.shape[0] > 1 else np.zeros(1)
+        rows.append([s, W.shape[0], f"{step.mean():.3f}", f"{step.max():.3f}",
+                     f"{r[s]['time']:.2f}", f"{r[s]['obj']:.2f}", f"{r[s]['acc']:.1f}"])
+    axes[0].set_ylabel("kernel weight")
+    axes[-1].legend(fontsize=7, loc="upper right")
+    fig.suptitle(f"Kernel weight trajectories on {name}, split 0, the 6 kernels with the "
+                 "largest final weight (Fig. 4.3)")
     fig.tight_layout()
     path = RESULTS_DIR / f"mkl_weights_{name}.png"
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
-    return f"Weight trajectories: `{path.relative_to(RESULTS_DIR.parent.parent)}`."
+    report(args.name, f"Kernel weight trajectories of SD, SILP and level on {name} (Fig. 4.3)",
+           [f"Figure: `benchmarks/results/{path.name}`.  Load {os.getloadavg()[0]:.1f}.",
+            table(["solver", "iterations", "mean L1 step of p", "max L1 step of p",
+                   "time s", "objective", "acc %"], rows)])
 
 
 if __name__ == "__main__":

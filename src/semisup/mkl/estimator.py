@@ -13,6 +13,7 @@ import numbers
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
@@ -169,19 +170,10 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         semi = data.unlabeled.size > 0
         dtype = np.dtype(self.dtype)
         if semi:
-            # the deformation works on all rows: check that footprint first too
-            check_memory(1, X.shape[0], np.float64, self.max_memory)
             W = adjacency_graph(X, n_neighbors=self.n_neighbors)
-            L = laplacian(W)
-            self._Z = []
-
-            def deform(K_all):
-                Z = deformation_columns(K_all, L, float(self.laplacian_ratio), lab)
-                self._Z.append(Z)
-                G = K_all[lab] @ Z
-                return 0.5 * (G + G.T)
-
-            bank = _deformed_bank(specs, X, lab, deform, dtype, self.max_memory)
+            bank, self._Z = deformed_bank(specs, X, lab, laplacian(W),
+                                          float(self.laplacian_ratio), dtype=dtype,
+                                          max_memory=self.max_memory)
             self._X_fit = X
         else:
             self._Z = None
@@ -294,16 +286,89 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         return np.count_nonzero(self.weights_, axis=1)
 
 
-def _deformed_bank(specs, X, lab, deform, dtype, max_memory) -> KernelBank:
-    """The bank of deformed kernels on the labeled rows (eq. 4.10), unit trace."""
+def deformed_bank(specs: list, X: np.ndarray, labeled: np.ndarray, L, ratio: float = 1.0, *,
+                  dtype=np.float64, max_memory: float = 4 * 2**30
+                  ) -> tuple[KernelBank, list[np.ndarray]]:
+    """Base kernels deformed by the point cloud (eq. 4.10), on the labeled rows.
+
+    For each spec, ``K`` on all rows of ``X`` is deformed to
+    ``K~ = K - K (I + r L K)^-1 r L K = K (I + r L K)^-1``; its labeled block
+    ``K[labeled] Z`` with ``Z = (I + r L K)^-1 [:, labeled]`` goes into the bank (unit
+    trace on that block).  Any row ``x`` is then evaluated as ``k_x^T Z`` (the exact
+    out-of-sample form of eq. 4.10), so ``Z`` is returned too.
+
+    Parameters
+    ----------
+    specs : list
+        Checked kernel specs (:func:`check_kernel_specs`).
+    X : ndarray of shape (n, d)
+        Labeled and unlabeled rows.
+    labeled : ndarray of int
+        Indices of the labeled rows.
+    L : sparse matrix of shape (n, n)
+        Graph Laplacian over all rows.
+    ratio : float
+        ``r`` (1 in eq. 4.10).
+    dtype : numpy dtype
+        Storage of the bank.
+    max_memory : float
+        Bytes allowed for the bank (checked before allocating).
+
+    Returns
+    -------
+    bank : KernelBank
+        The deformed kernels on the labeled rows (scaled).
+    Z : list of ndarray of shape (n, len(labeled))
+        Per kernel; multiply by ``bank.scales[k]`` with it.
+    """
     from semisup.mkl.bank import _check_gram
 
+    lab = np.asarray(labeled, dtype=np.intp)
+    # the deformation works on all rows: check that footprint first too
+    check_memory(1, X.shape[0], np.float64, max_memory)
     check_memory(len(specs), lab.size, dtype, max_memory)
     iu, ju = np.triu_indices(lab.size)
     out = np.empty((iu.size, len(specs)), dtype=dtype)
     scales = np.ones(len(specs))
+    Zs = []
+    L = sp.csr_matrix(L)
     for i, spec in enumerate(specs):
-        G = deform(evaluate_kernel(spec, X))
+        V = _low_rank_factor(spec, X)
+        if V is not None:
+            Z = _low_rank_deformation_columns(V, L, float(ratio), lab)
+            G = V[lab] @ (V.T @ Z)
+        else:
+            K = evaluate_kernel(spec, X)
+            Z = deformation_columns(K, L, float(ratio), lab)
+            G = K[lab] @ Z
+        G = 0.5 * (G + G.T)
         scales[i] = _check_gram(G, i, callable(spec), True)
         out[:, i] = G[iu, ju] * scales[i]
-    return KernelBank(out, scales, n_samples=lab.size)
+        Zs.append(Z)
+    return KernelBank(out, scales, n_samples=lab.size), Zs
+
+
+def _low_rank_factor(spec, X) -> np.ndarray | None:
+    """``V`` with ``K = V V^T`` for a linear kernel on a few features (the per-pixel
+    kernels of Table 4.3), else ``None``."""
+    if callable(spec) or spec["kernel"] != "linear" or spec["features"] is None \
+            or len(spec["features"]) > 32:
+        return None
+    V = X[:, spec["features"]]
+    return np.asarray(V.todense() if sp.issparse(V) else V, dtype=np.float64)
+
+
+def _low_rank_deformation_columns(V: np.ndarray, L, ratio: float,
+                                  columns: np.ndarray) -> np.ndarray:
+    """``(I + r L V V^T)^-1 [:, columns]`` by the Woodbury identity (``O(n k^2)``).
+
+    ``(I + r L V V^T)^-1 = I - r L V (I_k + r V^T L V)^-1 V^T``: the same columns as
+    :func:`semisup.manifold._rkhs.deformation_columns` on ``K = V V^T`` without the
+    ``O(n^3)`` factorisation.
+    """
+    n, k = V.shape
+    LV = np.asarray(L @ V) * ratio
+    M = np.eye(k) + V.T @ LV
+    Z = -LV @ np.linalg.solve(M, V[columns].T)
+    Z[columns, np.arange(columns.size)] += 1.0
+    return Z
