@@ -282,7 +282,7 @@ def test_bank_rejects_mismatched_and_indefinite_matrices():
 
 
 def test_memory_guard_refuses_before_allocating(rng):
-    X = rng.normal(size=(3000, 10))                # 143 kernels x 3000^2 x 8 B = 9.6 GiB
+    X = rng.normal(size=(3000, 10))        # 143 kernels x 3000 x 3001 / 2 x 8 B = 4.8 GiB
     y = (X[:, 0] > 0).astype(int)
     tracemalloc.start()
     try:
@@ -292,3 +292,106 @@ def test_memory_guard_refuses_before_allocating(rng):
     finally:
         tracemalloc.stop()
     assert peak < 50 * 2**20
+
+
+# ------------------------------------------------------------------ storage and speed paths
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_packed_bank_equals_dense_kernels(rng, dtype):
+    """The packed upper-triangle bank: every kernel, K(p) and the quadratic forms (on few,
+    most and all rows) equal the dense computation from evaluate_kernel."""
+    from semisup.mkl import evaluate_kernel
+
+    X = rng.normal(size=(30, 4))
+    specs = check_kernel_specs(
+        simplemkl_kernels(4, single_feature_kinds=("rbf", "poly", "linear")), 4)
+    bank = KernelBank.from_specs(specs, X, dtype=dtype)
+    assert bank.nbytes == len(specs) * 30 * 31 // 2 * np.dtype(dtype).itemsize
+    tol = 1e-12 if dtype == np.float64 else 1e-6
+    dense = []
+    for k, spec in enumerate(specs):
+        K = evaluate_kernel(spec, X)
+        K /= np.trace(K)
+        np.testing.assert_allclose(bank.kernel(k), K, atol=tol * np.abs(K).max())
+        dense.append(K)
+    dense = np.stack(dense, axis=-1)
+    p = rng.dirichlet(np.ones(len(specs)))
+    np.testing.assert_allclose(bank.combine(p), dense @ p, rtol=10 * tol, atol=10 * tol)
+    for n_sv in (3, 25, 30):
+        u = np.zeros(30)
+        u[rng.choice(30, n_sv, replace=False)] = rng.normal(size=n_sv)
+        np.testing.assert_allclose(bank.quadratic_forms(u),
+                                   np.einsum("i,ijk,j->k", u, dense, u),
+                                   rtol=100 * tol, atol=100 * tol)
+    # from precomputed matrices: the same packed bank
+    again = KernelBank.from_matrices([dense[:, :, k] for k in range(5)], normalize=False)
+    np.testing.assert_allclose(again.packed, bank.packed[:, :5], rtol=tol, atol=tol)
+
+
+def test_incremental_lp_equals_fresh_solves(rng):
+    """Cuts added one at a time to the warm HiGHS model give the value of a fresh
+    scipy linprog solve of the same LP after every cut."""
+    from scipy.optimize import linprog
+
+    from semisup.solvers.lp import CuttingPlaneLP
+
+    m = 12
+    lp = CuttingPlaneLP(m)
+    C, A = [], []
+    for _ in range(15):
+        C.append(rng.normal())
+        A.append(rng.normal(size=m))
+        lp.add(C[-1], A[-1])
+        p, theta = lp.solve()
+        J = len(C)
+        ref = linprog(np.r_[np.zeros(m), 1.0],
+                      A_ub=np.hstack([-np.asarray(A), -np.ones((J, 1))]),
+                      b_ub=-np.asarray(C), A_eq=np.r_[np.ones(m), 0.0][None],
+                      b_eq=[1.0], bounds=[(0, None)] * m + [(None, None)], method="highs")
+        assert theta == pytest.approx(ref.fun, abs=1e-8)
+        assert p.min() >= 0 and p.sum() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="slopes"):
+        lp.add(0.0, np.ones(m + 1))
+
+
+def test_low_rank_deformation_equals_factorisation(rng):
+    """The Woodbury route for per-feature linear kernels equals the LU route of
+    semisup.manifold (the same deformed bank and the same Z)."""
+    from semisup.graph import adjacency_graph, laplacian
+    from semisup.mkl import deformed_bank
+
+    X = rng.normal(size=(50, 3))
+    L = laplacian(adjacency_graph(X, n_neighbors=6))
+    lab = np.array([0, 4, 7, 19, 33, 41])
+    specs = check_kernel_specs([{"kernel": "linear", "features": [1]},
+                                {"kernel": "linear", "features": [0, 2]}], 3)
+    # callables force the generic O(n^3) route
+    generic = [lambda A, B, f=f: A[:, f] @ B[:, f].T for f in ([1], [0, 2])]
+    fast_bank, fast_Z = deformed_bank(specs, X, lab, L, 0.7)
+    ref_bank, ref_Z = deformed_bank(generic, X, lab, L, 0.7)
+    np.testing.assert_allclose(fast_bank.packed, ref_bank.packed, rtol=1e-10, atol=1e-12)
+    for a, b in zip(fast_Z, ref_Z, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_one_svm_implementation_behind_both_entry_points(rng):
+    """fit_precomputed_svm and svm_dual_precomputed are one routine: same dual, cold and
+    warm-started, with and without a bias."""
+    from semisup.solvers.svm import fit_precomputed_svm
+
+    X, y = toy(rng, n=60)
+    K = np.exp(-0.3 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    for fit_intercept in (True, False):
+        model = fit_precomputed_svm(K, y, 2.0, fit_intercept=fit_intercept, tol=1e-8)
+        dual = svm_dual_precomputed(K, y, 2.0, tol=1e-8, fit_intercept=fit_intercept)
+        np.testing.assert_allclose(model.beta, dual.beta, atol=1e-9)
+        assert model.objective == pytest.approx(dual.objective, rel=1e-12)
+    cold = fit_precomputed_svm(1.2 * K, y, 2.0, tol=1e-8)
+    start = svm_dual_precomputed(K, y, 2.0, tol=1e-8).beta      # feasible for 1.2 K too
+    warm = fit_precomputed_svm(1.2 * K, y, 2.0, tol=1e-8, alpha0=start)
+    assert warm.objective == pytest.approx(cold.objective, rel=1e-7)
+    np.testing.assert_allclose(warm.decision_function(K), cold.decision_function(K),
+                               atol=1e-3)
+    with pytest.raises(ValueError, match="fit_intercept"):
+        fit_precomputed_svm(K, y, 2.0, fit_intercept=False, alpha0=np.zeros(y.size))

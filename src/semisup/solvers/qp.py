@@ -122,37 +122,44 @@ def _svm_dual_without_bias(G: np.ndarray, y: np.ndarray, C: float, tol: float, m
 
 
 def svm_dual_precomputed(K: np.ndarray, y: np.ndarray, C: float, tol: float = 1e-6,
-                         alpha0: np.ndarray | None = None,
-                         max_iter: int = 10_000_000) -> SVMDualResult:
+                         alpha0: np.ndarray | None = None, max_iter: int = -1,
+                         fit_intercept: bool = True) -> SVMDualResult:
     """The SVM dual (*) on a precomputed kernel, optionally warm-started.
 
-    The reusable "SVM on a precomputed Gram matrix" of the library: without ``alpha0`` it
-    is :func:`svm_dual` (libsvm); with a feasible ``alpha0`` (``0 <= alpha0 <= C``,
-    ``y^T alpha0 = 0``, e.g. the solution for a neighbouring kernel) it runs the
-    second-order SMO of :mod:`semisup.solvers.smo` from there, which is what sequences of
-    SVMs on slowly changing kernels (multiple kernel learning, alternating methods) need.
+    The library's one "SVM on a precomputed Gram matrix" (the model-level
+    :func:`semisup.solvers.svm.fit_precomputed_svm` wraps it): without ``alpha0`` it is
+    :func:`svm_dual` (libsvm; also the dual (**) without a bias); with a feasible
+    ``alpha0`` (``0 <= alpha0 <= C``, ``y^T alpha0 = 0``, e.g. the solution for a
+    neighbouring kernel) it runs the second-order SMO of :mod:`semisup.solvers.smo` from
+    there, which is what sequences of SVMs on slowly changing kernels (multiple kernel
+    learning, alternating methods) need.
 
     Parameters
     ----------
     K : ndarray of shape (l, l)
         Symmetric PSD kernel matrix.
     y : ndarray of shape (l,)
-        ``+1/-1`` labels, both present.
+        ``+1/-1`` labels, both present (with a bias).
     C : float
         ``> 0``.
     tol : float
         Maximal KKT violation at the solution (both routes use libsvm's criterion).
     alpha0 : ndarray of shape (l,), optional
-        Warm start.
+        Warm start (with a bias only: the start must satisfy ``y^T alpha0 = 0``).
     max_iter : int
-        SMO iteration limit of the warm-started route.
+        SMO iteration limit (``-1``: none).
+    fit_intercept : bool
+        The dual (*) with a free bias, or (**) without one (cold start only).
 
     Returns
     -------
     SVMDualResult
     """
     if alpha0 is None:
-        return svm_dual(K, y, C, tol=tol)
+        return svm_dual(K, y, C, tol=tol, max_iter=max_iter, fit_intercept=fit_intercept)
+    if not fit_intercept:
+        raise ValueError("alpha0 (a warm start) needs fit_intercept=True: the warm-started "
+                         "SMO keeps y^T alpha = 0; drop alpha0 for the dual without a bias")
     from semisup.solvers.smo import smo
 
     y = np.asarray(y, dtype=np.float64)
@@ -164,7 +171,8 @@ def svm_dual_precomputed(K: np.ndarray, y: np.ndarray, C: float, tol: float = 1e
     if alpha0.shape != y.shape or abs(float(alpha0 @ y)) > 1e-6 * max(1.0, C * y.size):
         raise ValueError("alpha0 must have the shape of y and satisfy y @ alpha0 = 0")
     K = np.asarray(K, dtype=np.float64)
-    beta, bias, n_iter, _ = smo(K, y, C, alpha0=alpha0, tol=tol, max_iter=max_iter)
+    beta, bias, n_iter, _ = smo(K, y, C, alpha0=alpha0, tol=tol,
+                                max_iter=2**62 if max_iter < 0 else max_iter)
     yb = y * beta
     objective = float(beta.sum() - 0.5 * yb @ (K @ yb))
     at_bound = int(np.count_nonzero(beta >= C * (1 - 1e-12)))
