@@ -395,3 +395,24 @@ def test_one_svm_implementation_behind_both_entry_points(rng):
                                atol=1e-3)
     with pytest.raises(ValueError, match="fit_intercept"):
         fit_precomputed_svm(K, y, 2.0, fit_intercept=False, alpha0=np.zeros(y.size))
+
+
+def test_line_search_trial_points_equal_full_solves(rng):
+    """SimpleMKL's trial points (kernel K(p) + gamma K(D), no cut) have the objective of a
+    full solve at the same weights; add_cut then gives the same cut."""
+    X, y = toy(rng)
+    bank = toy_bank(X)
+    m = bank.n_kernels
+    p = rng.dirichlet(np.ones(m))
+    D = rng.normal(size=m)
+    D -= D.mean()
+    gamma = 0.5 * float(np.min(-p[D < 0] / D[D < 0]))
+    full = MKLProblem(bank, y, 10.0, svm_tol=1e-9).solve_svm(p + gamma * D)
+    prob = MKLProblem(bank, y, 10.0, svm_tol=1e-9)
+    trial = prob.solve_svm(p + gamma * D, K=bank.combine(p) + gamma * bank.combine(D),
+                           cut=False)
+    assert trial.q is None
+    assert trial.objective == pytest.approx(full.objective, rel=1e-8)
+    prob.add_cut(trial)
+    np.testing.assert_allclose(trial.q, full.q, rtol=1e-6, atol=1e-9)
+    assert trial.objective == pytest.approx(full.objective, rel=1e-8)

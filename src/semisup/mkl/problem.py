@@ -41,8 +41,9 @@ class SVMPoint:
         ``J(p) = f(p, alpha)``.
     s : float
         ``sum(alpha)``.
-    q : ndarray of shape (m,)
-        ``(alpha o y)^T K_k (alpha o y)``; ``-q/2`` is the gradient of ``J`` at ``p``.
+    q : ndarray of shape (m,) or None
+        ``(alpha o y)^T K_k (alpha o y)``; ``-q/2`` is the gradient of ``J`` at ``p``
+        (``None`` for a line-search trial point, see :meth:`MKLProblem.solve_svm`).
     """
 
     p: np.ndarray
@@ -50,7 +51,7 @@ class SVMPoint:
     bias: float
     objective: float
     s: float
-    q: np.ndarray
+    q: np.ndarray | None
 
     def gap(self, relative: bool = True) -> float:
         """The stopping criterion ``max_k q_k - q . p`` (over ``2 J(p)`` if ``relative``)."""
@@ -133,15 +134,40 @@ class MKLProblem:
     def n_kernels(self) -> int:
         return self.bank.n_kernels
 
-    def solve_svm(self, p: np.ndarray) -> SVMPoint:
-        """``alpha = argmax_alpha f(p, alpha)`` on ``K(p)``, and its cut."""
+    def solve_svm(self, p: np.ndarray, *, K: np.ndarray | None = None,
+                  cut: bool = True) -> SVMPoint:
+        """``alpha = argmax_alpha f(p, alpha)`` on ``K(p)``, and its cut.
+
+        Parameters
+        ----------
+        p : ndarray of shape (m,)
+        K : ndarray of shape (n, n), optional
+            ``K(p)`` when the caller has it already (a line search along a direction forms
+            it as ``K(p0) + gamma K(D)`` in ``O(n^2)`` instead of ``O(n^2 m)``).
+        cut : bool
+            Compute the cut ``q`` (one pass over the bank).  A trial point of a line search
+            needs only ``J(p) = s - 1/2 u^T K(p) u``; :meth:`add_cut` completes it later.
+        """
         p = np.asarray(p, dtype=np.float64)
-        res = svm_dual_precomputed(self.bank.combine(p), self.y, self.C, tol=self.svm_tol,
+        if K is None:
+            K = self.bank.combine(p)
+        res = svm_dual_precomputed(K, self.y, self.C, tol=self.svm_tol,
                                    alpha0=self._alpha if self.warm_start else None)
         self.n_svm += 1
         self._alpha = res.beta
-        u = res.beta * self.y
-        q = self.bank.quadratic_forms(u)
         s = float(res.beta.sum())
-        return SVMPoint(p=p.copy(), alpha=res.beta, bias=res.bias,
-                        objective=s - 0.5 * float(q @ p), s=s, q=q)
+        point = SVMPoint(p=p.copy(), alpha=res.beta, bias=res.bias, objective=np.nan, s=s,
+                         q=None)
+        if cut:
+            return self.add_cut(point)
+        u = res.beta * self.y
+        S = np.flatnonzero(u)
+        point.objective = s - 0.5 * float(u[S] @ (K[np.ix_(S, S)] @ u[S]))
+        return point
+
+    def add_cut(self, point: SVMPoint) -> SVMPoint:
+        """Fill ``point.q`` (and ``J = s - 1/2 q . p`` from it) if it is missing."""
+        if point.q is None:
+            point.q = self.bank.quadratic_forms(point.alpha * self.y)
+            point.objective = point.s - 0.5 * float(point.q @ point.p)
+        return point

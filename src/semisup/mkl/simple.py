@@ -97,12 +97,18 @@ def simple_mkl(problem: MKLProblem, tol: float = 0.01, max_iter: int = 500,
 
 
 def _descend(problem: MKLProblem, point: SVMPoint, ls_tol: float) -> SVMPoint | None:
-    """One SimpleMKL iteration from ``point``: the descent loop, then the line search."""
+    """One SimpleMKL iteration from ``point``: the descent loop, then the line search.
+
+    Along a segment ``p + gamma D`` the kernel is ``K(p) + gamma K(D)``: both are formed
+    once per segment, so a trial step costs ``O(n^2)`` plus its SVM, and only the accepted
+    point gets its cut (the gradient).
+    """
     p = point.p
     D = descent_direction(p, -0.5 * point.q)
     if np.max(np.abs(D)) <= 1e-14:
         return None
     current = point
+    Kp = problem.bank.combine(p)
     while True:
         if np.any((D < 0) & (p <= 0)):
             D = D.copy()
@@ -114,13 +120,19 @@ def _descend(problem: MKLProblem, point: SVMPoint, ls_tol: float) -> SVMPoint | 
         ratios = -p[neg] / D[neg]
         k = np.flatnonzero(neg)[int(np.argmin(ratios))]
         gamma_max = float(ratios.min())
+        KD = problem.bank.combine(D)
+
+        def trial(gamma, p=p, D=D, Kp=Kp, KD=KD):
+            return problem.solve_svm(_step(p, D, gamma), K=Kp + gamma * KD, cut=False)
+
         p_end = _step(p, D, gamma_max)
         p_end[k] = 0.0
         p_end /= p_end.sum()
-        end = problem.solve_svm(p_end)
+        K_end = Kp + gamma_max * KD
+        end = problem.solve_svm(p_end, K=K_end, cut=False)
         if end.objective < current.objective:
             # keep going along D with p_k removed from it
-            p, current = p_end, end
+            p, current, Kp = p_end, end, K_end
             D = D.copy()
             D[k] = 0.0
             D = _balance(D, int(np.argmax(p)))
@@ -132,17 +144,16 @@ def _descend(problem: MKLProblem, point: SVMPoint, ls_tol: float) -> SVMPoint | 
         best_gamma, best_point = 0.0, current
         a = hi - _GOLDEN * (hi - lo)
         b = lo + _GOLDEN * (hi - lo)
-        fa = problem.solve_svm(_step(p, D, a))
-        fb = problem.solve_svm(_step(p, D, b))
+        fa, fb = trial(a), trial(b)
         while hi - lo > ls_tol * gamma_max:
             if fa.objective < fb.objective:
                 hi, b, fb = b, a, fa
                 a = hi - _GOLDEN * (hi - lo)
-                fa = problem.solve_svm(_step(p, D, a))
+                fa = trial(a)
             else:
                 lo, a, fa = a, b, fb
                 b = lo + _GOLDEN * (hi - lo)
-                fb = problem.solve_svm(_step(p, D, b))
+                fb = trial(b)
         for g, cand in ((a, fa), (b, fb)):
             if cand.objective < best_point.objective:
                 best_gamma, best_point = g, cand
@@ -151,9 +162,9 @@ def _descend(problem: MKLProblem, point: SVMPoint, ls_tol: float) -> SVMPoint | 
             g = min(a, b)
             for _ in range(40):
                 g *= 0.5
-                cand = problem.solve_svm(_step(p, D, g))
+                cand = trial(g)
                 if cand.objective < current.objective:
-                    return cand
-            return None if current is point else current
-        return best_point
-    return current
+                    return problem.add_cut(cand)
+            return None if current is point else problem.add_cut(current)
+        return problem.add_cut(best_point)
+    return problem.add_cut(current)
