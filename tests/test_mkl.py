@@ -294,6 +294,31 @@ def test_memory_guard_refuses_before_allocating(rng):
     assert peak < 50 * 2**20
 
 
+def test_semi_supervised_memory_guard_counts_the_deformation(rng):
+    """With unlabeled rows the footprint is the labeled bank plus m n l deformation columns
+    and the n x n kernels: a problem whose labeled bank is tiny (20 rows) but whose
+    deformation is not (3000 rows x 143 kernels: 69 MiB of Z, 137 MiB of n x n) is refused
+    before the graph is built, and the estimate is what a fit that passes reports."""
+    from semisup.mkl.bank import check_deformed_memory
+
+    X = rng.normal(size=(3000, 10))
+    y = np.full(3000, -1)
+    y[:20] = np.arange(20) % 2
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="deformation columns.*max_memory"):
+            MultipleKernelSVC(max_memory=100 * 2**20).fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2**20
+    need = check_deformed_memory(143, 3000, 20, np.float64, np.inf)
+    assert need == 143 * 210 * 8 + 143 * 3000 * 20 * 8 + 2 * 3000**2 * 8
+    small = MultipleKernelSVC(kernels=[{"kernel": "rbf", "gamma": 0.1}]).fit(X[:200], y[:200])
+    assert small.memory_nbytes_ == check_deformed_memory(1, 200, 20, np.float64, np.inf)
+    assert small.bank_nbytes_ == 210 * 8
+
+
 # ------------------------------------------------------------------ storage and speed paths
 
 

@@ -147,6 +147,33 @@ def check_memory(n_kernels: int, n_samples: int, dtype, max_memory: float) -> in
     return nbytes
 
 
+def check_deformed_memory(n_kernels: int, n_samples: int, n_labeled: int, dtype,
+                          max_memory: float) -> int:
+    """Bytes of semi-supervised MKL (eq. 4.10); refuse when over ``max_memory``.
+
+    The packed bank on the labeled rows, the ``n x l`` deformation columns ``Z`` kept per
+    kernel for prediction (float64) and the one full ``n x n`` kernel being deformed.
+
+    Raises
+    ------
+    ValueError
+        Before anything is allocated, with the sizes and the ways out.
+    """
+    n, n_l, m = int(n_samples), int(n_labeled), int(n_kernels)
+    bank = m * (n_l * (n_l + 1) // 2) * np.dtype(dtype).itemsize
+    z = m * n * n_l * 8
+    full = 2 * n * n * 8
+    nbytes = bank + z + full
+    if nbytes > max_memory:
+        raise ValueError(
+            f"semi-supervised MKL needs {nbytes / 2**30:.2f} GiB (bank {bank / 2**30:.2f} "
+            f"GiB + deformation columns m n l = {m} x {n} x {n_l} x 8 bytes = "
+            f"{z / 2**30:.2f} GiB + two n x n kernels {full / 2**30:.2f} GiB), over "
+            f"max_memory={max_memory / 2**30:.2f} GiB: use fewer kernels, labeled or "
+            "unlabeled rows, or raise max_memory")
+    return nbytes
+
+
 def _triu(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(n)
 

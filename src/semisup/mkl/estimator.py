@@ -24,6 +24,7 @@ from semisup.graph import adjacency_graph, laplacian
 from semisup.manifold._rkhs import deformation_columns
 from semisup.mkl.bank import (
     KernelBank,
+    check_deformed_memory,
     check_kernel_specs,
     check_memory,
     evaluate_kernel,
@@ -77,7 +78,9 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
     dtype : {'float64', 'float32'}
         Storage of the kernel bank (``float32`` halves the memory).
     max_memory : float
-        Bytes allowed for the bank; a larger ``m n^2`` is refused before allocating.
+        Bytes allowed for the bank (``m l (l + 1) / 2`` entries on ``l`` labeled rows) and,
+        with unlabeled rows, the deformation (``m n l`` floats and ``n x n`` kernels); a
+        larger footprint is refused with a ``ValueError`` before allocating.
     weight_threshold : float
         Final weights below this are set to zero (and the rest renormalised).
     record_weights : bool
@@ -106,6 +109,10 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         Labels of the training rows (the prediction for unlabeled ones).
     bank_nbytes_ : int
         Memory of the kernel bank.
+    memory_nbytes_ : int
+        The footprint checked against ``max_memory`` before anything was allocated: the
+        bank, and with unlabeled rows also the deformation columns kept for prediction
+        (``m n l`` floats) and the full ``n x n`` kernels being deformed.
     """
 
     def __init__(self, kernels="simplemkl", C: float = 100.0, solver: str = "level",
@@ -170,6 +177,9 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         semi = data.unlabeled.size > 0
         dtype = np.dtype(self.dtype)
         if semi:
+            # refuse before the graph and the deformation allocate anything
+            self.memory_nbytes_ = check_deformed_memory(len(specs), X.shape[0], lab.size,
+                                                        dtype, self.max_memory)
             W = adjacency_graph(X, n_neighbors=self.n_neighbors)
             bank, self._Z = deformed_bank(specs, X, lab, laplacian(W),
                                           float(self.laplacian_ratio), dtype=dtype,
@@ -177,6 +187,7 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
             self._X_fit = X
         else:
             self._Z = None
+            self.memory_nbytes_ = check_memory(len(specs), lab.size, dtype, self.max_memory)
             self._X_fit = X[lab]
             bank = KernelBank.from_specs(specs, self._X_fit, dtype=dtype,
                                          max_memory=self.max_memory)
@@ -324,9 +335,7 @@ def deformed_bank(specs: list, X: np.ndarray, labeled: np.ndarray, L, ratio: flo
     from semisup.mkl.bank import _check_gram
 
     lab = np.asarray(labeled, dtype=np.intp)
-    # the deformation works on all rows: check that footprint first too
-    check_memory(1, X.shape[0], np.float64, max_memory)
-    check_memory(len(specs), lab.size, dtype, max_memory)
+    check_deformed_memory(len(specs), X.shape[0], lab.size, dtype, max_memory)
     iu, ju = np.triu_indices(lab.size)
     out = np.empty((iu.size, len(specs)), dtype=dtype)
     scales = np.ones(len(specs))
