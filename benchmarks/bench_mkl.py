@@ -340,7 +340,8 @@ def plot(args, root):
         ax.set_xlabel("iteration")
         step = np.abs(np.diff(W, axis=0)).sum(axis=1) if W.shape[0] > 1 else np.zeros(1)
         rows.append([s, W.shape[0], f"{step.mean():.3f}", f"{step.max():.3f}",
-                     f"{r[s]['time']:.2f}", f"{r[s]['obj']:.2f}", f"{r[s]['acc']:.1f}"])
+                     f"{r[s]['time']:.2f}", f"{r[s]['cpu']:.2f}", f"{r[s]['obj']:.2f}",
+                     f"{r[s]['acc']:.1f}"])
     axes[0].set_ylabel("kernel weight")
     axes[-1].legend(fontsize=7, loc="upper right")
     fig.suptitle(f"Kernel weight trajectories on {name}, split 0, the 6 kernels with the "
@@ -352,7 +353,7 @@ def plot(args, root):
     report(args.name, f"Kernel weight trajectories of SD, SILP and level on {name} (Fig. 4.3)",
            [f"Figure: `benchmarks/results/{path.name}`.  Load {os.getloadavg()[0]:.1f}.",
             table(["solver", "iterations", "mean L1 step of p", "max L1 step of p",
-                   "time s", "objective", "acc %"], rows)])
+                   "time s (wall)", "time s (CPU)", "objective", "acc %"], rows)])
 
 
 if __name__ == "__main__":
