@@ -184,8 +184,9 @@ def run(args, root, solvers):
 
 
 def make_report(args, solvers):
-    path = Path(args.runs)
-    allruns = read_runs(path)
+    # several runs files (comma-separated: chunks run in parallel processes) are merged
+    paths = [Path(f) for f in args.runs.split(",")]
+    allruns = [r for path in paths for r in read_runs(path)]
     rows, ratio_rows = [], []
     loads = [r["load"] for r in allruns]
     for name in args.datasets.split(","):
@@ -224,7 +225,8 @@ def make_report(args, solvers):
                    max(abs(np.mean([r[s]["acc"] for r in runs]) - th[s][1])
                        for s in solvers)]
             ratio_rows.append(rr)
-    sections = [f"Runs file `{path.name}`: {len(allruns)} (data set, split) runs; machine "
+    sections = [f"Runs files {', '.join(f'`{p.name}`' for p in paths)}: {len(allruns)} "
+                "(data set, split) runs; machine "
                 f"load (1-min average) at the end of each run: min {min(loads):.1f}, median "
                 f"{np.median(loads):.1f}, max {max(loads):.1f} (2 cores).  C = 100, tol = "
                 f"{args.tol} (relative duality gap), max 500 iterations.  Times are the "
@@ -280,7 +282,9 @@ def main(argv=None):
     ap.add_argument("--datasets", default=",".join(THESIS))
     ap.add_argument("--solvers", default="SD,SILP,Level")
     ap.add_argument("--tol", type=float, default=0.01)
-    ap.add_argument("--runs", default=str(RESULTS_DIR / "mkl_runs.jsonl"))
+    ap.add_argument("--runs", default=str(RESULTS_DIR / "mkl_runs.jsonl"),
+                    help="JSON-lines file the runs are appended to (--report: several, "
+                    "comma-separated)")
     ap.add_argument("--minutes", type=float, default=None,
                     help="stop starting new splits after this many minutes")
     ap.add_argument("--report", action="store_true", help="only write the tables")
