@@ -17,7 +17,7 @@ from semisup.mkl import (
     simple_mkl,
     simplemkl_kernels,
 )
-from semisup.mkl.bank import check_kernel_specs
+from semisup.mkl.bank import check_kernel_specs, evaluate_kernel
 from semisup.solvers.lp import min_max_affine_on_simplex
 from semisup.solvers.projection import project_onto_simplex_polyhedron
 from semisup.solvers.qp import svm_dual, svm_dual_precomputed
@@ -441,3 +441,44 @@ def test_line_search_trial_points_equal_full_solves(rng):
     prob.add_cut(trial)
     np.testing.assert_allclose(trial.q, full.q, rtol=1e-6, atol=1e-9)
     assert trial.objective == pytest.approx(full.objective, rel=1e-8)
+
+
+def test_deformation_normalised_before_or_after(rng):
+    """normalize='before' is eq. 4.10 on the unit-trace (over all rows) kernel, by both
+    routes; normalize='after' makes a rank-one kernel blind to the graph (its deformation
+    is a rescaling), which 'before' is not."""
+    from semisup.graph import adjacency_graph, laplacian
+    from semisup.mkl import deformed_bank
+
+    X = rng.normal(size=(40, 3))
+    L = laplacian(adjacency_graph(X, n_neighbors=5))
+    lab = np.array([1, 5, 8, 20, 31])
+    specs = check_kernel_specs([{"kernel": "linear", "features": [2]},
+                                {"kernel": "rbf", "gamma": 0.5}], 3)
+    generic = [lambda A, B: A[:, [2]] @ B[:, [2]].T, specs[1]]
+    fast, Zf = deformed_bank(specs, X, lab, L, 0.8, normalize="before")
+    slow, Zs = deformed_bank(generic, X, lab, L, 0.8, normalize="before")
+    np.testing.assert_allclose(fast.packed, slow.packed, rtol=1e-10, atol=1e-13)
+    for k, spec in enumerate(specs):
+        K = evaluate_kernel(spec, X)
+        K /= np.trace(K)
+        deformed = K - K @ np.linalg.solve(np.eye(40) + 0.8 * L @ K, 0.8 * L @ K)
+        np.testing.assert_allclose(fast.kernel(k), deformed[np.ix_(lab, lab)],
+                                   rtol=1e-8, atol=1e-12)
+        # out-of-sample form used for prediction: scales * K[:, all] Z = deformed[:, lab]
+        np.testing.assert_allclose(evaluate_kernel(spec, X) @ Zf[k] * fast.scales[k],
+                                   deformed[:, lab], rtol=1e-8, atol=1e-12)
+    after, _ = deformed_bank(specs, X, lab, L, 0.8, normalize="after")
+    plain, _ = deformed_bank(specs, X, lab, L, 0.0, normalize="after")
+    np.testing.assert_allclose(after.kernel(0), plain.kernel(0), rtol=1e-10)
+    assert not np.allclose(after.kernel(1), plain.kernel(1), rtol=1e-3)
+    # 'before' keeps the factor 1 / (1 + r v^T L v) (times the trace scaling): the
+    # labeled block is a multiple of the plain one, with trace below 1
+    nz = np.abs(plain.kernel(0)) > 1e-12
+    ratio = fast.kernel(0)[nz] / plain.kernel(0)[nz]
+    assert np.ptp(ratio) < 1e-8 * ratio.max()
+    v = X[:, 2] / np.linalg.norm(X[:, 2])
+    assert np.trace(fast.kernel(0)) == pytest.approx(
+        np.sum(v[lab] ** 2) / (1 + 0.8 * v @ (L @ v)), rel=1e-10)
+    with pytest.raises(ValueError, match="normalize"):
+        deformed_bank(specs, X, lab, L, 0.8, normalize="middle")

@@ -298,8 +298,8 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
 
 
 def deformed_bank(specs: list, X: np.ndarray, labeled: np.ndarray, L, ratio: float = 1.0, *,
-                  dtype=np.float64, max_memory: float = 4 * 2**30
-                  ) -> tuple[KernelBank, list[np.ndarray]]:
+                  dtype=np.float64, max_memory: float = 4 * 2**30,
+                  normalize: str = "after") -> tuple[KernelBank, list[np.ndarray]]:
     """Base kernels deformed by the point cloud (eq. 4.10), on the labeled rows.
 
     For each spec, ``K`` on all rows of ``X`` is deformed to
@@ -324,6 +324,14 @@ def deformed_bank(specs: list, X: np.ndarray, labeled: np.ndarray, L, ratio: flo
         Storage of the bank.
     max_memory : float
         Bytes allowed for the bank (checked before allocating).
+    normalize : {'after', 'before'}
+        ``'after'``: each deformed kernel is scaled to unit trace on the labeled block (the
+        digest's reading of §4.3.2).  ``'before'``: each base kernel is scaled to unit
+        trace over all ``n`` rows and then deformed, without rescaling.  The two differ in
+        substance: the deformation of a rank-one kernel ``v v^T`` (a linear kernel on one
+        feature) is ``v v^T / (1 + r v^T L v)``, a pure rescaling that ``'after'`` undoes,
+        so there the per-feature kernels do not see the unlabeled rows at all; ``'before'``
+        keeps the factor, which favours features that are smooth on the graph.
 
     Returns
     -------
@@ -340,18 +348,33 @@ def deformed_bank(specs: list, X: np.ndarray, labeled: np.ndarray, L, ratio: flo
     out = np.empty((iu.size, len(specs)), dtype=dtype)
     scales = np.ones(len(specs))
     Zs = []
+    if normalize not in ("after", "before"):
+        raise ValueError(f"normalize must be 'after' or 'before', got {normalize!r}")
     L = sp.csr_matrix(L)
     for i, spec in enumerate(specs):
         V = _low_rank_factor(spec, X)
+        K = None if V is not None else evaluate_kernel(spec, X)
+        c = 1.0
+        if normalize == "before":
+            trace = float(np.sum(V * V)) if V is not None else float(np.trace(K))
+            if not trace > 0:
+                raise ValueError(f"kernels[{i}] has trace {trace:.3g} <= 0 on X and cannot "
+                                 "be scaled to unit trace; drop it")
+            c = 1.0 / trace
+        # the deformation of c K is not c times that of K: deform the scaled kernel
         if V is not None:
-            Z = _low_rank_deformation_columns(V, L, float(ratio), lab)
-            G = V[lab] @ (V.T @ Z)
+            Z = _low_rank_deformation_columns(V * np.sqrt(c), L, float(ratio), lab)
+            G = c * (V[lab] @ (V.T @ Z))
         else:
-            K = evaluate_kernel(spec, X)
-            Z = deformation_columns(K, L, float(ratio), lab)
-            G = K[lab] @ Z
+            Z = deformation_columns(c * K, L, float(ratio), lab)
+            G = c * (K[lab] @ Z)
         G = 0.5 * (G + G.T)
-        scales[i] = _check_gram(G, i, callable(spec), True)
+        if normalize == "after":
+            scales[i] = _check_gram(G, i, callable(spec), True)
+        else:
+            _check_gram(G, i, callable(spec), False)
+            scales[i] = c
+            G = G / c           # the bank stores scales[i] * (K[lab] Z) like 'after'
         out[:, i] = G[iu, ju] * scales[i]
         Zs.append(Z)
     return KernelBank(out, scales, n_samples=lab.size), Zs
