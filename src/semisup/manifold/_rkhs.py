@@ -284,7 +284,8 @@ class KernelGraphMixin:
                                  "graph from: pass the adjacency matrix as graph=W")
         _check_int(self.n_neighbors, "n_neighbors")
         _check_choice(self.graph_weight, "graph_weight", GRAPH_WEIGHTS)
-        _check_real(self.t, "t", positive=True, allow_none=True)
+        if not (isinstance(self.t, str) and self.t == "local"):
+            _check_real(self.t, "t", positive=True, allow_none=True)
         _check_choice(self.graph_metric, "graph_metric", GRAPH_METRICS)
         _check_choice(self.graph_method, "graph_method", ("auto", "exact", "approximate"))
         _check_choice(self.laplacian, "laplacian", LAPLACIANS)
