@@ -15,7 +15,8 @@ labeled rows) with ``gamma_A`` tuned by the same CV.
 Modes:
 
 * ``sweep`` (LapRLS, every graph configuration of :data:`CONFIGS`);
-* ``compare`` (LapRLS and LapSVM with the old and the new default graph against RLS/SVM).
+* ``compare`` (LapSVM with the old and the new default graph against the SVM; LapRLS against
+  RLS is read from the sweep's records for the same cases).
 
 Every finished (set, labels, split, configuration) is appended at once to
 ``benchmarks/results/graph_defaults.jsonl`` and skipped by later runs, so the sweep can be
@@ -118,7 +119,8 @@ def run(mode: str, sets, splits, labels, new_default: dict | None) -> None:
     else:
         graphs = [OLD_DEFAULT] + ([new_default] if new_default and new_default != OLD_DEFAULT
                                   else [])
-        plan = [(est, cfg) for est in ("LapRLS", "LapSVM") for cfg in [None] + graphs]
+        # LapRLS with these graphs is part of the sweep: the report takes it from there
+        plan = [("LapSVM", cfg) for cfg in [None] + graphs]
     for set_name in sets:
         for n_labeled in labels:
             data = load_sslbook(set_name, n_labeled)
@@ -210,10 +212,15 @@ def per_set_table(records, graphs) -> list:
 
 
 def compare_table(records) -> list:
-    cases = _cases(r for r in records if r["mode"] == "compare")
+    svm = [r for r in records if r["mode"] == "compare"]
+    graphs = sorted({r["graph"] for r in svm} - {name(None)})
+    # LapRLS: the sweep's records for the same graphs and cases
+    svm_cases = {(r["set"], r["n_labeled"], r["split"]) for r in svm}
+    rls = [r for r in records if r["mode"] == "sweep" and r["graph"] in graphs + [name(None)]
+           and (r["set"], r["n_labeled"], r["split"]) in svm_cases]
+    cases = _cases(svm + rls)
     sup = name(None)
     rows = []
-    graphs = sorted({g for c in cases.values() for g in c if g != sup})
     for est in ("LapRLS", "LapSVM"):
         for g in graphs:
             sel = [c for (e, *_), c in cases.items() if e == est and g in c and sup in c]

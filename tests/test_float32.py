@@ -1,8 +1,9 @@
 """float32 input: kept where the solvers allow it, converted (once) where they do not.
 
-The user guide's table (docs/float32.rst) lists the estimators; these tests pin each row:
-the linear family keeps sparse float32 data on its compiled path (float64 weights and
-accumulators, objective within float32 rounding of the float64 fit), the others convert.
+The user guide's table (docs/user_guide.rst, "float32 input") lists the estimators; these
+tests pin each row: the linear family keeps sparse float32 data on its compiled path
+(float64 weights and accumulators, objective within float32 rounding of the float64 fit),
+the others convert.
 """
 
 from __future__ import annotations
