@@ -13,9 +13,9 @@ objective's relative difference from the float64 fit, accuracy on the unlabeled 
 and CPU time (the JIT is warmed on a small slice of the same dtype first).
 
 Usage: ``python benchmarks/bench_float32.py [--data secstr|mnist] [--extra]
-[--baseline-src DIR] [--estimators L2SVM TSVM]`` (``--extra`` adds the 1,189,472 extra
-unlabeled SecStr windows: 1.27M rows; MNIST has real-valued pixels, so float32 rounds them
-and the objective moves).
+[--baseline-src DIR] [--estimators L2SVM TSVM CCCPS3VM LinearLapRLS]`` (``--extra`` adds
+the 1,189,472 extra unlabeled SecStr windows: 1.27M rows; MNIST has real-valued pixels, so
+float32 rounds them and the objective moves).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ CHILD = r"""
 import json, resource, sys, time, tracemalloc
 import numpy as np
 import scipy.sparse as sp
-from semisup import L2SVM, TransductiveSVM
+from semisup import CCCPS3VM, L2SVM, LinearLapRLS, TransductiveSVM
 from semisup.datasets import load_sslbook, load_secstr_extra, one_hot_secstr, partial_labels
 import semisup._accel as acc
 est_name, dtype, extra = sys.argv[1], np.dtype(sys.argv[2]), sys.argv[3] == "1"
@@ -57,8 +57,11 @@ else:
 if extra:
     X = sp.vstack([X, one_hot_secstr(load_secstr_extra(), dtype=dtype)], format="csr")
     y = np.concatenate([y, np.full(X.shape[0] - y.size, -1)])
-Est = {"L2SVM": L2SVM, "TSVM": TransductiveSVM}[est_name]
-params = dict(lam=1e-3) if est_name == "L2SVM" else dict(lam=1e-3, lam_u=1.0)
+Est = {"L2SVM": L2SVM, "TSVM": TransductiveSVM, "CCCPS3VM": CCCPS3VM,
+       "LinearLapRLS": LinearLapRLS}[est_name]
+params = {"L2SVM": dict(lam=1e-3), "TSVM": dict(lam=1e-3, lam_u=1.0),
+          "CCCPS3VM": dict(lam=1e-3, lam_u=1.0),
+          "LinearLapRLS": dict(gamma_A=1e-3, gamma_I=1e-2, solver="cg")}[est_name]
 keep, acc.COMPILE_MIN_SIZE = acc.COMPILE_MIN_SIZE, 0
 Est(**params).fit(X[:3000], np.where(np.arange(3000) < 60, np.arange(3000) % 2, -1))  # JIT
 acc.COMPILE_MIN_SIZE = keep
@@ -116,7 +119,8 @@ def main() -> None:
             if args.data == "mnist" else f"SecStr one-hot, split 1 with 1,000 labels{extra}")
     suffix = "_mnist" if args.data == "mnist" else ("_extra" if args.extra else "")
     report(f"float32{suffix}", "float32 input to the linear family",
-           [f"{what}; `lam=1e-3` (TSVM: `lam_u=1`). "
+           [f"{what}; `lam=1e-3` (TSVM, CCCPS3VM: `lam_u=1`; LinearLapRLS: `gamma_A=1e-3`, "
+            "`gamma_I=1e-2`, CG). "
             f"Load average at the end: {os.getloadavg()[0]:.1f}.", table(headers, rows)])
 
 

@@ -13,9 +13,19 @@ import pytest
 import scipy.sparse as sp
 
 import semisup._accel as accel
-from semisup import L2SVM, LaplacianEigenmaps, LapRLS, RLSClassifier, TransductiveSVM
+from semisup import (
+    CCCPS3VM,
+    L2SVM,
+    LaplacianEigenmaps,
+    LapRLS,
+    LinearLapRLS,
+    LinearLapSVM,
+    RLSClassifier,
+    TransductiveSVM,
+)
 from semisup._validation import FLOAT_DTYPES, check_X
 from semisup.linear import _base as linear_base
+from semisup.linear import cccp
 from semisup.solvers.design import Design
 
 
@@ -59,8 +69,12 @@ def test_design_keeps_float32_on_the_compiled_path_with_float64_results():
     assert Design(X32).X.dtype == np.float64
 
 
-@pytest.mark.parametrize("Est, params", [(L2SVM, dict(lam=0.1)), (RLSClassifier, dict(lam=0.1)),
-                                         (TransductiveSVM, dict(lam=0.1, lam_u=0.5))])
+@pytest.mark.parametrize("Est, params", [
+    (L2SVM, dict(lam=0.1)), (RLSClassifier, dict(lam=0.1)),
+    (TransductiveSVM, dict(lam=0.1, lam_u=0.5)),
+    (LinearLapRLS, dict(solver="cg")), (LinearLapRLS, dict(solver="direct")),
+    (LinearLapSVM, dict()), (CCCPS3VM, dict(lam=0.1)),
+])
 def test_linear_family_fits_float32_without_a_float64_copy(Est, params, monkeypatch):
     X, y = _problem()
     seen = []
@@ -71,10 +85,13 @@ def test_linear_family_fits_float32_without_a_float64_copy(Est, params, monkeypa
             seen.append(self.X.dtype)
 
     monkeypatch.setattr(linear_base, "Design", Spy)
+    monkeypatch.setattr(cccp, "Design", Spy)             # CCCP stacks its own Design
     monkeypatch.setattr(accel, "COMPILE_MIN_SIZE", 0)   # the compiled path at any size
     ref = Est(**params).fit(X, y)                        # float64 data
+    assert seen and set(seen) == {np.dtype(np.float64)}
+    seen.clear()
     est = Est(**params).fit(X.astype(np.float32), y)
-    assert seen == [np.float64, np.float32]
+    assert seen and set(seen) == {np.dtype(np.float32)}
     # weights, objective and scores stay float64; the objective moves by float32 rounding
     assert est.coef_.dtype == np.float64
     assert est.decision_function(X.astype(np.float32)).dtype == np.float64
@@ -83,6 +100,15 @@ def test_linear_family_fits_float32_without_a_float64_copy(Est, params, monkeypa
     unl = y == -1
     assert np.mean(est.transduction_[unl] == ref.transduction_[unl]) >= 0.98
     np.testing.assert_array_equal(est.transduction_[unl], est.predict(X[unl]))
+
+
+def test_dense_float32_cccp_stacks_once_in_float64():
+    X, y = _problem()
+    Xd = X.toarray().astype(np.float32)
+    a = CCCPS3VM(lam=0.1).fit(Xd, y)
+    b = CCCPS3VM(lam=0.1).fit(Xd.astype(np.float64), y)
+    assert cccp._stack(Xd[:3], Xd[3:5]).dtype == np.float64
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-10, atol=1e-12)
 
 
 def test_dense_float32_goes_to_float64_for_blas():
