@@ -16,7 +16,10 @@ Modes:
 
 * ``sweep`` (LapRLS, every graph configuration of :data:`CONFIGS`);
 * ``compare`` (LapSVM with the old and the new default graph against the SVM; LapRLS against
-  RLS is read from the sweep's records for the same cases).
+  RLS is read from the sweep's records for the same cases);
+* ``defaults`` (no search: LapRLS and LapSVM fitted once with every parameter at its default
+  except the graph, :data:`DEFAULT_CANDIDATES`, against the same estimator with
+  ``gamma_I = 0``, i.e. what a user gets without tuning).
 
 Every finished (set, labels, split, configuration) is appended at once to
 ``benchmarks/results/graph_defaults.jsonl`` and skipped by later runs, so the sweep can be
@@ -71,6 +74,8 @@ CONFIGS = [
     _cfg(p=2), _cfg(lap="normalized", p=2),
     _cfg(t="local"), _cfg(lap="normalized", t="local"),
 ]
+#: graphs compared as defaults (no tuning) in ``defaults`` mode: the old one first
+DEFAULT_CANDIDATES = [OLD_DEFAULT, _cfg(lap="normalized"), _cfg(lap="normalized", p=2)]
 # ties of the CV estimate resolve to the first grid point: the default 1e4, then outwards
 GAMMA_I = [1e4, 1e3, 1e5, 1e2, 1e6, 1e1]
 GAMMA_A_SUPERVISED = [1e-4, 1e-3, 1e-5, 1e-2, 1e-6, 1e-1]
@@ -112,7 +117,42 @@ def _search(estimator, grid, X, y, cv, truth, unl) -> dict:
                 wall=time.perf_counter() - t0, cpu=time.process_time() - c0)
 
 
+def run_defaults(sets, splits, labels) -> None:
+    """One fit per (estimator, graph) at the default ``gamma_A``/``gamma_I``: no search."""
+    done = _done()
+    for set_name in sets:
+        for n_labeled in labels:
+            data = load_sslbook(set_name, n_labeled)
+            classes = np.unique(data.y)
+            truth = partial_labels(data.y, np.arange(data.y.size), classes=classes)
+            for s in splits:
+                y = partial_labels(data.y, data.splits[s - 1], classes=classes)
+                unl = data.unlabeled_splits[s - 1]
+                for Est in (LapRLS, LapSVM):
+                    for cfg in [None] + DEFAULT_CANDIDATES:
+                        key = ("defaults", Est.__name__, set_name, n_labeled, s, name(cfg))
+                        if key in done:
+                            continue
+                        est = Est(gamma_I=0.0) if cfg is None else Est(**cfg)
+                        t0, c0 = time.perf_counter(), time.process_time()
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            est.fit(data.X, y)
+                        acc = float(np.mean(est.transduction_[unl] == truth[unl]))
+                        rec = dict(mode="defaults", estimator=Est.__name__, set=set_name,
+                                   n_labeled=n_labeled, split=s, graph=name(cfg), params=cfg,
+                                   cv=float("nan"), acc=acc, wall=time.perf_counter() - t0,
+                                   cpu=time.process_time() - c0, load=os.getloadavg()[0])
+                        with open(JSONL, "a") as fh:
+                            fh.write(json.dumps(rec) + "\n")
+                        print(set_name, n_labeled, s, Est.__name__, name(cfg), f"{acc:.3f}",
+                              f"{rec['wall']:.1f}s", flush=True)
+
+
 def run(mode: str, sets, splits, labels, new_default: dict | None) -> None:
+    if mode == "defaults":
+        run_defaults(sets, splits, labels)
+        return
     done = _done()
     if mode == "sweep":
         plan = [("LapRLS", cfg) for cfg in [None] + CONFIGS]
@@ -235,6 +275,28 @@ def compare_table(records) -> list:
     return rows
 
 
+def defaults_table(records) -> list:
+    """Untuned fits: each candidate graph against the old default and against ``gamma_I=0``."""
+    cases = _cases(r for r in records if r["mode"] == "defaults")
+    old, sup = name(OLD_DEFAULT), name(None)
+    rows = []
+    for est in ("LapRLS", "LapSVM"):
+        for g in [name(c) for c in DEFAULT_CANDIDATES]:
+            sel = [c for (e, *_), c in cases.items() if e == est and all(
+                k in c for k in (g, old, sup))]
+            if not sel:
+                continue
+            acc = np.array([c[g]["acc"] for c in sel])
+            d_old = acc - np.array([c[old]["acc"] for c in sel])
+            d_sup = acc - np.array([c[sup]["acc"] for c in sel])
+            rows.append([est, g, len(sel), f"{acc.mean():.4f}",
+                         f"{int((d_old > 0).sum())}/{int((d_old < 0).sum())}",
+                         f"{100 * d_old.mean():+.2f}",
+                         f"{int((d_sup > 0).sum())}/{int((d_sup < 0).sum())}",
+                         f"{100 * d_sup.mean():+.2f}"])
+    return rows
+
+
 def report() -> None:
     records = [json.loads(x) for x in JSONL.read_text().splitlines() if x.strip()]
     graphs = [name(c) for c in CONFIGS]
@@ -285,13 +347,28 @@ def report() -> None:
             table(["estimator", "graph", "beats supervised", "loses", "mean diff.",
                    "median diff.", "mean acc.", "supervised mean acc."], comp), "",
         ]
+    dflt = defaults_table(records)
+    if dflt:
+        cases = {(r["set"], r["n_labeled"]) for r in records if r["mode"] == "defaults"}
+        lines += [
+            "## Untuned: every parameter at its default except the graph", "",
+            "One fit per case (no search): `gamma_A = 1e-4`, `gamma_I = 1e4` (LapRLS) / the "
+            "LapSVM defaults; peer = the same estimator with `gamma_I = 0` (kernel RLS / SVM "
+            "on the labeled rows). Sets / labels: "
+            f"{', '.join(f'{s}/{nl}' for s, nl in sorted(cases))}. Columns: cases; mean "
+            "accuracy on the unlabeled rows; wins/losses and mean difference (points) "
+            "against the old default graph and against `gamma_I = 0`.", "",
+            table(["estimator", "graph", "cases", "mean acc. unlabeled",
+                   "vs old default (wins/losses)", "mean diff. vs old",
+                   "vs gamma_I = 0 (wins/losses)", "mean diff. vs gamma_I = 0"], dflt), "",
+        ]
     REPORT.write_text("\n".join(lines))
     print("\n".join(lines))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("mode", nargs="?", choices=("sweep", "compare"))
+    ap.add_argument("mode", nargs="?", choices=("sweep", "compare", "defaults"))
     ap.add_argument("--sets", nargs="+", default=["digit1", "usps", "coil2", "bci", "g241c",
                                                   "g241d", "text"])
     ap.add_argument("--splits", nargs="+", type=int, default=[1, 2])

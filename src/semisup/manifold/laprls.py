@@ -8,9 +8,9 @@ import scipy.linalg as sla
 from semisup._logging import get_logger
 from semisup.manifold._base import ManifoldClassifier
 from semisup.manifold._rkhs import (
-    KERNEL_GRAPH_PARAMS,
     deformation_columns,
     deformed_gram,
+    kernel_graph_params,
     laplacian_objective,
 )
 
@@ -128,7 +128,7 @@ class LapRLS(ManifoldClassifier):
                  coef0: float = 1.0, graph="knn", n_neighbors: int = 6,
                  graph_weight: str = "heat", t: float | None = None,
                  graph_metric: str = "euclidean", graph_method: str = "auto",
-                 laplacian: str = "unnormalized", laplacian_power: int = 1,
+                 laplacian: str = "normalized", laplacian_power: int = 1,
                  graph_scale: str = "n2", random_state: int | None = None, verbose: int = 0,
                  probability: bool = False):
         self.fit_intercept = fit_intercept
@@ -161,4 +161,5 @@ class LapRLS(ManifoldClassifier):
         return self
 
 
-LapRLS.__doc__ = LapRLS.__doc__.replace("{kernel_graph_params}", KERNEL_GRAPH_PARAMS)
+LapRLS.__doc__ = LapRLS.__doc__.replace("{kernel_graph_params}",
+                                      kernel_graph_params("normalized"))
