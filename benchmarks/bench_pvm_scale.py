@@ -80,7 +80,8 @@ def worker(args) -> None:
         from semisup.manifold import LapRLS
 
         # the PVM paper's L = D - W unless the parameters say otherwise
-        est = LapRLS(**{"laplacian": "unnormalized", **params}, random_state=0)
+        est = LapRLS(**{"laplacian": "unnormalized", "laplacian_power": 1, **params},
+                     random_state=0)
     else:
         from semisup.prototypes import PrototypeVectorMachine
 

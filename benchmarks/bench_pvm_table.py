@@ -328,6 +328,7 @@ def fit_and_time(method: str, params, d: Data, lab: np.ndarray):
         b, ratio, gA = params
         # the paper's L = D - W (LapRLS's own default is the normalised Laplacian)
         est = LapRLS(gamma_A=gA, gamma_I=gA * ratio, gamma=b, laplacian="unnormalized",
+                     laplacian_power=1,
                      graph=kernel_matrix(d.Xd, gamma=b))
         pred = est.fit(d.Xd, y).transduction_[unl]
     else:

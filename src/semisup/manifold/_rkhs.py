@@ -423,15 +423,14 @@ KERNEL_GRAPH_PARAMS = """\
         ``1 / sum_ij W_ij`` (the paper's alternative for sparse graphs) or 1."""
 
 
-def kernel_graph_params(laplacian: str = "unnormalized") -> str:
-    """:data:`KERNEL_GRAPH_PARAMS` with the estimator's default ``laplacian``."""
-    if laplacian == "unnormalized":
-        return KERNEL_GRAPH_PARAMS
-    return KERNEL_GRAPH_PARAMS.replace(
-        "default='unnormalized'\n        ``L = D - W`` (eq. 6) or ``I - D^-1/2 W D^-1/2``.",
-        f"default={laplacian!r}\n        ``L = D - W`` (eq. 6) or ``I - D^-1/2 W D^-1/2``. "
-        "The normalised Laplacian is the default: over the SSL-book sets it beat the "
-        "unnormalised one in most cases, tuned or not "
-        "(``benchmarks/results/graph_defaults.md``); ``'unnormalized'`` is the paper's "
-        "setting.")
-
+def kernel_graph_params(laplacian: str = "unnormalized", laplacian_power: int = 1) -> str:
+    """:data:`KERNEL_GRAPH_PARAMS` with the estimator's default ``laplacian`` and power."""
+    doc = KERNEL_GRAPH_PARAMS
+    if laplacian != "unnormalized":
+        doc = doc.replace(
+            "default='unnormalized'\n        ``L = D - W`` (eq. 6) or ``I - D^-1/2 W D^-1/2``.",
+            f"default={laplacian!r}\n        ``L = D - W`` (eq. 6) or ``I - D^-1/2 W D^-1/2``.")
+    if laplacian_power != 1:
+        doc = doc.replace("laplacian_power : int, default=1",
+                          f"laplacian_power : int, default={laplacian_power}")
+    return doc
