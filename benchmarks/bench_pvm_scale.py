@@ -79,7 +79,9 @@ def worker(args) -> None:
     if args.worker == "laprls":
         from semisup.manifold import LapRLS
 
-        est = LapRLS(**params, random_state=0)
+        # the PVM paper's L = D - W unless the parameters say otherwise
+        est = LapRLS(**{"laplacian": "unnormalized", "laplacian_power": 1, **params},
+                     random_state=0)
     else:
         from semisup.prototypes import PrototypeVectorMachine
 

@@ -326,7 +326,9 @@ def fit_and_time(method: str, params, d: Data, lab: np.ndarray):
         pred = est.fit(d.X, y).transduction_[unl]
     elif method == "LapRLS":
         b, ratio, gA = params
-        est = LapRLS(gamma_A=gA, gamma_I=gA * ratio, gamma=b,
+        # the paper's L = D - W (LapRLS's own default is the normalised Laplacian)
+        est = LapRLS(gamma_A=gA, gamma_I=gA * ratio, gamma=b, laplacian="unnormalized",
+                     laplacian_power=1,
                      graph=kernel_matrix(d.Xd, gamma=b))
         pred = est.fit(d.Xd, y).transduction_[unl]
     else:

@@ -54,7 +54,8 @@ def blobs3(n=150, seed=0, per_class=3):
 
 
 def dense_parts(X, y, gamma, k=6, kind="unnormalized", power=1):
-    """K, dense L, labeled index, +-1 targets of the labeled rows, n."""
+    """K, dense L, labeled index, +-1 targets of the labeled rows, n (6-NN heat graph; LapSVM's
+    default Laplacian; LapRLS's default is ``kind=RLS_KIND, power=RLS_POWER``)."""
     K = kernel_matrix(X, kernel="rbf", gamma=gamma)
     W = adjacency_graph(X, k, warn=False)
     L = laplacian(W, kind, power).toarray()
@@ -92,6 +93,14 @@ def primal_objective(alpha, b, K, L, lab, yl, gamma_A, gamma_I, n, loss):
 
 # ------------------------------------------------------------------------------- LapRLS
 
+# LapRLS's default Laplacian: normalised (benchmarks/results/graph_defaults.md)
+RLS_KIND, RLS_POWER = "normalized", 1
+
+
+def test_laprls_default_graph_is_the_normalized_laplacian():
+    assert (LapRLS().laplacian, LapRLS().laplacian_power) == (RLS_KIND, RLS_POWER)
+    assert (LapSVM().laplacian, LapSVM().laplacian_power) == ("unnormalized", 1)
+
 
 @pytest.mark.parametrize("kind, power", [("unnormalized", 1), ("normalized", 1),
                                          ("unnormalized", 2)])
@@ -112,7 +121,7 @@ def test_laprls_equals_eq8(kind, power):
 def test_laprls_multiclass_one_solve_equals_eq8_matrix_and_binary_fits():
     X, y, y_true = blobs3()
     est = LapRLS(gamma_A=1e-2, gamma_I=1e3, gamma=1.0).fit(X, y)
-    K, L, lab, _, n = dense_parts(X, y, 1.0)
+    K, L, lab, _, n = dense_parts(X, y, 1.0, kind=RLS_KIND, power=RLS_POWER)
     Y = np.where(y[lab][:, None] == np.arange(3)[None], 1.0, -1.0)    # one-hot +-1
     np.testing.assert_allclose(est.alpha_, eq8(K, L, lab, Y, 1e-2, 1e3, n), rtol=1e-7,
                                atol=1e-9)
@@ -128,7 +137,7 @@ def test_laprls_with_intercept_solves_stationarity_system():
     X, y, _ = moons(100, per_class=5)
     gA, gI, g = 1e-2, 100.0, 2.0
     est = LapRLS(gamma_A=gA, gamma_I=gI, gamma=g, fit_intercept=True).fit(X, y)
-    K, L, lab, yl, n = dense_parts(X, y, g)
+    K, L, lab, yl, n = dense_parts(X, y, g, kind=RLS_KIND, power=RLS_POWER)
     l = lab.size
     # gradient of the objective in (alpha, b), divided by K: an (n+1) linear system
     J = np.zeros((n, n))
@@ -310,7 +319,8 @@ def test_deformed_kernel_turns_supervised_methods_into_laplacian_ones():
     assert np.allclose(Kt, Kt.T) and np.linalg.eigvalsh(Kt).min() > -1e-8
     lab = np.flatnonzero(y != -1)
     yl = np.where(y[lab] == 1, 1.0, -1.0)
-    rls = LapRLS(gamma_A=gA, gamma_I=gI, gamma=g).fit(X, y)
+    rls = LapRLS(gamma_A=gA, gamma_I=gI, gamma=g, laplacian="unnormalized",
+                 laplacian_power=1).fit(X, y)
     c = np.linalg.solve(Kt[np.ix_(lab, lab)] + gA * lab.size * np.eye(lab.size), yl)
     np.testing.assert_allclose(rls.training_scores_, Kt[:, lab] @ c, atol=1e-8)
     svm = LapSVM(gamma_A=gA, gamma_I=gI, gamma=g, tol=1e-10).fit(X, y)
@@ -346,7 +356,7 @@ def test_sparse_input_and_graph_scale_sum():
         b = LapRLS(gamma_A=1e-2, gamma_I=10.0, gamma=3.0, graph_scale=scale).fit(Xs, y)
         np.testing.assert_allclose(a.alpha_, b.alpha_, rtol=1e-8, atol=1e-10)
     W = adjacency_graph(X, 6, warn=False)
-    K, L, lab, yl, n = dense_parts(X, y, 3.0)
+    K, L, lab, yl, n = dense_parts(X, y, 3.0, kind=RLS_KIND, power=RLS_POWER)
     # 'sum' scale: gamma_I / sum(W) in place of gamma_I / n^2
     alpha = eq8(K, L, lab, yl, 1e-2, 10.0 * n ** 2 / W.sum(), n)
     np.testing.assert_allclose(a.alpha_[:, 0], alpha, rtol=1e-7, atol=1e-9)
@@ -366,7 +376,7 @@ def test_laprls_property_matches_eq8(seed, log_gA, log_gI, n_lab):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GraphWarning)
         est = LapRLS(gamma_A=gA, gamma_I=gI, gamma=0.5).fit(X, y)
-        K, L, lab, yl, _ = dense_parts(X, y, 0.5)
+        K, L, lab, yl, _ = dense_parts(X, y, 0.5, kind=RLS_KIND, power=RLS_POWER)
     alpha = eq8(K, L, lab, yl, gA, gI, n)
     np.testing.assert_allclose(K @ est.alpha_[:, 0], K @ alpha, rtol=1e-6, atol=1e-8)
 

@@ -246,7 +246,8 @@ def test_pvm_matches_semisup_manifold_laprls(rng):
     Xt = rng.normal(size=(15, 3))
     gamma, gA, gI, n, l = 1.0, 1e-2, 2.0, 60, 10
     K = kernel_matrix(X, gamma=gamma)
-    ref = LapRLS(gamma_A=gA, gamma_I=gI, gamma=gamma, graph=K).fit(X, y)
+    ref = LapRLS(gamma_A=gA, gamma_I=gI, gamma=gamma, graph=K,
+                 laplacian="unnormalized", laplacian_power=1).fit(X, y)
     est = PrototypeVectorMachine(prototypes=X, gamma=gamma, regularizer="rkhs", C1=1.0 / l,
                                  C2=gA, graph_scale=gI / n ** 2,
                                  laplacian="unnormalized").fit(X, y)
@@ -447,7 +448,8 @@ def test_cluster_laprls_with_every_unlabeled_row_as_prototype_is_laprls(rng):
     gamma = 0.3
     cb = ClusterLapRLS(prototypes=X[unl], gamma=gamma, gamma_A=1e-2, gamma_I=3.0).fit(X, y)
     order = np.r_[lab, unl]
-    full = LapRLS(gamma_A=1e-2, gamma_I=3.0, gamma=gamma,
+    full = LapRLS(gamma_A=1e-2, gamma_I=3.0, gamma=gamma, laplacian="unnormalized",
+                  laplacian_power=1,
                   graph=kernel_matrix(X[order], gamma=gamma)).fit(X[order], y[order])
     Xt = rng.normal(size=(12, 3))
     np.testing.assert_allclose(cb.decision_function(Xt), full.decision_function(Xt),

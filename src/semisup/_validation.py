@@ -140,16 +140,23 @@ def check_scale(X) -> None:
                          f"degenerate; {fix}")
 
 
+#: ``dtype`` of :func:`check_X` for the estimators that keep float32 input as it is
+FLOAT_DTYPES = (np.float64, np.float32)
+
+
 def check_X(X, *, accept_sparse: bool = True, estimator=None, reset: bool | None = None,
-            scale: bool = False):
+            scale: bool = False, dtype=np.float64):
     """Validate inputs: 2-D, finite, float64; CSR when sparse.
+
+    ``dtype=FLOAT_DTYPES`` keeps float32 input as float32 (other dtypes become float64),
+    for the estimators whose solvers accept it (user guide, "float32 input").
 
     With ``estimator`` and ``reset`` given, through scikit-learn's ``validate_data``:
     ``reset=True`` (in ``fit``) records ``n_features_in_`` and, for a pandas DataFrame,
     ``feature_names_in_``; ``reset=False`` (in ``predict``/``transform``) checks them.
     ``scale=True`` (used when fitting) also applies :func:`check_scale`.
     """
-    kwargs = dict(accept_sparse="csr" if accept_sparse else False, dtype=np.float64)
+    kwargs = dict(accept_sparse="csr" if accept_sparse else False, dtype=dtype)
     if estimator is not None and reset is not None:
         from sklearn.utils.validation import validate_data
 
@@ -185,7 +192,8 @@ def _warn_svmlin_coding(y: np.ndarray, unlabeled: np.ndarray) -> None:
 
 
 def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled: bool = False,
-                          min_classes: int = 2, estimator=None) -> SemiSupervisedData:
+                          min_classes: int = 2, estimator=None,
+                          dtype=np.float64) -> SemiSupervisedData:
     """Validate ``(X, y)`` and split it into labeled and unlabeled rows.
 
     Parameters
@@ -200,6 +208,8 @@ def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled
         its supervised counterpart).
     min_classes : int
         Minimum number of distinct labeled classes.
+    dtype : dtype or tuple of dtypes
+        Passed to :func:`check_X` (``FLOAT_DTYPES`` keeps float32).
 
     Raises
     ------
@@ -210,7 +220,7 @@ def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled
     from sklearn.utils.validation import check_consistent_length, column_or_1d
 
     X = check_X(X, accept_sparse=accept_sparse, estimator=estimator,
-                reset=None if estimator is None else True, scale=True)
+                reset=None if estimator is None else True, scale=True, dtype=dtype)
     if y is None:
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target "
                          "y is None: give class labels, and -1 for unlabeled rows")

@@ -67,6 +67,29 @@ def edge_weights(distances: np.ndarray, weight: str = "heat", t: float | None = 
     return np.exp(-d2 / (4.0 * t)), float(t)
 
 
+def _local_heat_weights(idx: np.ndarray, dist: np.ndarray, weight: str,
+                        t: str) -> np.ndarray:
+    """Heat weights with per-point widths: ``exp(-d_ij^2 / (sigma_i sigma_j))``.
+
+    ``sigma_i`` is the distance from ``x_i`` to its farthest (``k``-th) neighbour, so an
+    edge of that length between two points of equal density weighs ``1/e``, as a typical
+    edge does under the global rule of :func:`edge_weights`; in dense regions the kernel
+    narrows.  The formula is symmetric in ``i, j``, so the union symmetrisation keeps it.
+    """
+    if t != "local":
+        raise ValueError(f"t must be a positive number, None or 'local', got {t!r}")
+    if weight != "heat":
+        raise ValueError(f"t='local' sets heat-kernel widths; it needs weight='heat', got "
+                         f"weight={weight!r}")
+    sigma = dist[:, -1]
+    positive = sigma[sigma > 0]
+    # a point whose k neighbours are all duplicates has sigma 0: give it the median width
+    floor = float(np.median(positive)) if positive.size else 1.0
+    sigma = np.where(sigma > 0, sigma, floor)
+    d2 = dist ** 2
+    return np.exp(-d2 / (sigma[:, None] * sigma[idx])).ravel()
+
+
 def symmetrize(W: sp.csr_matrix, how: str = "union") -> sp.csr_matrix:
     """``union``: ``max(W, W^T)`` (edge if either is a neighbour of the other);
     ``mutual``: ``min(W, W^T)`` (edge only if both are)."""
@@ -113,8 +136,11 @@ def adjacency_graph(X, n_neighbors: int | None = 6, epsilon: float | None = None
         Radius of an epsilon-graph instead of a kNN graph.
     metric : {'euclidean', 'cosine'}
     weight : {'binary', 'heat', 'cosine'}
-    t : float, optional
+    t : float or 'local', optional
         Heat kernel width (chosen from the data when omitted, see :func:`edge_weights`).
+        ``'local'``: per-point widths, ``exp(-d_ij^2 / (sigma_i sigma_j))`` with
+        ``sigma_i`` the distance from ``x_i`` to its ``k``-th neighbour (the local scaling
+        of Zelnik-Manor & Perona, 2004); kNN graphs only.
     symmetrize_how : {'union', 'mutual'}
     method : {'auto', 'exact', 'approximate'}
         Neighbour search (see :func:`semisup.graph.knn.knn_search`).
@@ -132,6 +158,9 @@ def adjacency_graph(X, n_neighbors: int | None = 6, epsilon: float | None = None
         D = radius_neighbors_graph(X, epsilon, mode="distance", metric=metric,
                                    include_self=False, n_jobs=n_jobs).tocsr()
         D.sort_indices()
+        if isinstance(t, str):
+            raise ValueError(f"t={t!r} (per-point heat widths) needs a kNN graph: give "
+                             "n_neighbors instead of epsilon, or a number for t")
         # explicit zeros are edges between duplicates: keep them as stored entries
         w, _ = edge_weights(D.data, weight, t, metric)
         W = sp.csr_matrix((w, D.indices, D.indptr), shape=(n, n))
@@ -143,7 +172,10 @@ def adjacency_graph(X, n_neighbors: int | None = 6, epsilon: float | None = None
                                random_state=random_state, n_jobs=n_jobs)
         logger.info("%d-NN search over %d rows (%s) in %.2f s", n_neighbors, n,
                     method, time.perf_counter() - t0)
-        w, _ = edge_weights(dist.ravel(), weight, t, metric)
+        if isinstance(t, str):
+            w = _local_heat_weights(idx, dist, weight, t)
+        else:
+            w, _ = edge_weights(dist.ravel(), weight, t, metric)
         k = idx.shape[1]
         W = sp.csr_matrix((w, idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
     W = symmetrize(W, symmetrize_how)

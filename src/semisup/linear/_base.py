@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from semisup._logging import convergence_check, get_logger, progress, verbosity
 from semisup._validation import (
+    FLOAT_DTYPES,
     check_bool,
     check_positive,
     check_semi_supervised,
@@ -36,6 +37,8 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityM
     """
 
     _semi_supervised = True
+    #: keep float32 input (sparse data on the compiled path stays float32 in the Design)
+    _float32 = False
     _defaultable: tuple = ()  # parameters whose ``None`` means a solver-dependent default
     #: estimator parameter bounding each solver that may stop early (named in the warning)
     _convergence_parameters: dict = {"mfn": "max_iter", "dcd": "max_iter",
@@ -105,7 +108,8 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityM
             fit_distributed(self, X, y, sample_weight)
             return
         data = check_semi_supervised(X, y, require_unlabeled=self._semi_supervised,
-                                     estimator=self)
+                                     estimator=self,
+                                     dtype=FLOAT_DTYPES if self._float32 else np.float64)
         self._validate_params()
         self._validate_params_common()
         if sample_weight is not None:
@@ -148,7 +152,11 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityM
         transduction[data.labeled] = data.classes[data.y_index]
         if data.unlabeled.size:
             # predicting every row costs little more and never copies the unlabeled rows
-            scores = safe_sparse_dot(data.X, self.coef_.T) + self.intercept_
+            if design.X.dtype == np.float32:
+                # the compiled products: scipy would make a float64 copy of the values
+                scores = np.column_stack([design.matvec(r.w) for r in results])
+            else:
+                scores = safe_sparse_dot(data.X, self.coef_.T) + self.intercept_
             winner = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 \
                 else scores.argmax(axis=1)
             transduction[data.unlabeled] = self.classes_[winner[data.unlabeled]]

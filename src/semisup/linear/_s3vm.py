@@ -19,6 +19,7 @@ class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
     keyword arguments it takes from the estimator's parameters.
     """
 
+    _float32 = True
     _convergence_parameters = {"mfn": "max_iter", "cgls": "max_cg_iter",
                                "label switching": "lam_u_growth",
                                "DA inner": "max_inner_iter", "DA annealing": "max_outer_iter"}

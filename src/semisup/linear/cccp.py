@@ -153,8 +153,10 @@ class CCCPResult:
 
 def _stack(X_l, X_u):
     if sp.issparse(X_l):
+        # float32 stays float32 (Design keeps it on its compiled path)
         return sp.vstack([X_l, X_u, X_u], format="csr")
-    return np.vstack([X_l, X_u, X_u])
+    # dense: Design works in float64, so stack straight into float64 (no float32 copy)
+    return np.concatenate([X_l, X_u, X_u], dtype=np.float64)
 
 
 def cccp_s3vm(X_l, y_l: np.ndarray, X_u, lam: float, lam_u: float, positive_fraction: float,
@@ -195,7 +197,7 @@ def cccp_s3vm(X_l, y_l: np.ndarray, X_u, lam: float, lam_u: float, positive_frac
     l, u = X_l.shape[0], X_u.shape[0]
     c = 2.0 * positive_fraction - 1.0
     X_c = X_u if u else X_l
-    mean = np.asarray(X_c.mean(axis=0), dtype=np.float64).ravel()
+    mean = np.asarray(X_c.mean(axis=0, dtype=np.float64)).ravel()  # float32 X: sum in float64
     Z = Design(_stack(X_l, X_u), fit_intercept=False)
     y = np.concatenate([y_l, np.ones(u), -np.ones(u)])
     # row scale 1/(1 - y c) and cost factor (1 - y c)^2 absorb the fixed offset c
@@ -299,6 +301,7 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
         Objective histories, Newton and CG iteration counts.
     """
 
+    _float32 = True   # sparse float32 stays float32 in the stacked Design
     _convergence_parameters = {**LinearSemiSupervisedClassifier._convergence_parameters,
                                "cccp": "max_cccp_iter"}
 

@@ -87,6 +87,7 @@ class _LinearManifoldBase(LinearSemiSupervisedClassifier):
 
     _solvers = ("auto", "direct", "cg")
     _dense_solver, _iterative_solver = "direct", "cg"
+    _float32 = True   # the graph term goes through Design's products (float64 results)
 
     def __init__(self, gamma_A: float = 1e-2, gamma_I: float = 1.0, n_neighbors: int = 10,
                  metric: str = "euclidean", graph_weight: str = "heat",

@@ -32,6 +32,7 @@ def _example_costs(estimator, data, y_pm, sample_weight) -> np.ndarray:
 
 class _SupervisedLinear(LinearSemiSupervisedClassifier):
     _semi_supervised = False
+    _float32 = True
 
     def __init__(self, lam: float = 1.0, cost_positive: float = 1.0, cost_negative: float = 1.0,
                  fit_intercept: bool = True, intercept_scaling: float = 1.0, tol: float = 1e-6,

@@ -284,7 +284,8 @@ class KernelGraphMixin:
                                  "graph from: pass the adjacency matrix as graph=W")
         _check_int(self.n_neighbors, "n_neighbors")
         _check_choice(self.graph_weight, "graph_weight", GRAPH_WEIGHTS)
-        _check_real(self.t, "t", positive=True, allow_none=True)
+        if not (isinstance(self.t, str) and self.t == "local"):
+            _check_real(self.t, "t", positive=True, allow_none=True)
         _check_choice(self.graph_metric, "graph_metric", GRAPH_METRICS)
         _check_choice(self.graph_method, "graph_method", ("auto", "exact", "approximate"))
         _check_choice(self.laplacian, "laplacian", LAPLACIANS)
@@ -420,3 +421,16 @@ KERNEL_GRAPH_PARAMS = """\
     graph_scale : {'n2', 'sum', 'none'}, default='n2'
         Normalising coefficient ``s`` of the graph term: ``1/(l+u)^2`` (eq. 6),
         ``1 / sum_ij W_ij`` (the paper's alternative for sparse graphs) or 1."""
+
+
+def kernel_graph_params(laplacian: str = "unnormalized", laplacian_power: int = 1) -> str:
+    """:data:`KERNEL_GRAPH_PARAMS` with the estimator's default ``laplacian`` and power."""
+    doc = KERNEL_GRAPH_PARAMS
+    if laplacian != "unnormalized":
+        doc = doc.replace(
+            "default='unnormalized'\n        ``L = D - W`` (eq. 6) or ``I - D^-1/2 W D^-1/2``.",
+            f"default={laplacian!r}\n        ``L = D - W`` (eq. 6) or ``I - D^-1/2 W D^-1/2``.")
+    if laplacian_power != 1:
+        doc = doc.replace("laplacian_power : int, default=1",
+                          f"laplacian_power : int, default={laplacian_power}")
+    return doc

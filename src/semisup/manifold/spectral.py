@@ -86,6 +86,11 @@ def regularized_eigenmaps(K: np.ndarray, L, gamma: float, n_components: int,
     return values, alphas, embedding
 
 
+def _out_dtype(X) -> type:
+    """float32 when ``X`` is float32 (scikit-learn's ``preserves_dtype``), else float64."""
+    return np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
+
+
 class _RegularizedSpectralBase(KernelGraphMixin, BaseEstimator):
     """Shared fit of the two unsupervised estimators."""
 
@@ -169,13 +174,19 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         return self
 
     def fit_transform(self, X, y=None) -> np.ndarray:
-        """Fit and return ``embedding_``."""
-        return self.fit(X).embedding_
+        """Fit and return ``embedding_`` (float32 for float32 input)."""
+        return self.fit(X).embedding_.astype(_out_dtype(X), copy=False)
 
     def transform(self, X) -> np.ndarray:
-        """Embed new rows: ``f_k(x) = sum_i alpha_ik K(x_i, x)``."""
+        """Embed new rows: ``f_k(x) = sum_i alpha_ik K(x_i, x)`` (float32 for float32 input)."""
         check_is_fitted(self, "alphas_")
-        return self._project(X)
+        return self._project(X).astype(_out_dtype(X), copy=False)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # computed in float64 (eigensolver), returned in the input's float precision
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
 
     @property
     def _n_features_out(self) -> int:

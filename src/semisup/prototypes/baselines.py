@@ -265,6 +265,7 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierM
             else "knn"
         model = LapRLS(gamma_A=self.gamma_A, gamma_I=self.gamma_I, kernel="rbf", gamma=gamma,
                        graph=graph, n_neighbors=self.n_neighbors, laplacian=self.laplacian,
+                       laplacian_power=1,  # the PVM paper's L (LapRLS defaults to L^2)
                        random_state=rng.randint(np.iinfo(np.int32).max))
         model.fit(Z, y_z)
         self.timings_ = {"fit": time.perf_counter() - t0}

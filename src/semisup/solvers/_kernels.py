@@ -122,7 +122,8 @@ def csr_rows_sq_norms(indptr, data, rows):
         i = rows[k]
         s = 0.0
         for jj in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            s += data[jj] * data[jj]
+            v = np.float64(data[jj])   # float32 data: square in float64
+            s += v * v
         out[k] = s
     return out
 

@@ -28,7 +28,9 @@ class Design:
     Parameters
     ----------
     X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
-        Converted to CSR float64 (sparse) or C-contiguous float64 (dense) once.
+        Converted to CSR float64 (sparse) or C-contiguous float64 (dense) once; sparse
+        float32 data large enough for the compiled kernels is kept as float32 (products
+        and accumulators stay float64).
     fit_intercept : bool
         Append the constant column ``intercept_scaling`` (its weight is the bias).
     intercept_scaling : float
@@ -47,7 +49,13 @@ class Design:
     def __init__(self, X, fit_intercept: bool = True, intercept_scaling: float = 1.0,
                  rows: np.ndarray | None = None, parallel: bool | None = None):
         if sp.issparse(X):
-            X = sp.csr_matrix(X, dtype=np.float64)
+            # an explicit ``parallel`` asks for the compiled kernels whatever the size
+            compiled = use_compiled(X.nnz) or parallel is not None
+            # float32 values stay float32 on the compiled path: its kernels are compiled
+            # per dtype and accumulate in float64 (half the memory of the data array).
+            # scipy's CSR products need one dtype for matrix and vector: small data only.
+            keep32 = compiled and X.dtype == np.float32
+            X = sp.csr_matrix(X, dtype=np.float32 if keep32 else np.float64)
             if not X.has_sorted_indices:
                 X.sort_indices()
             # int32 or int64 index arrays are used as they are (numba specialises on either):
@@ -57,8 +65,7 @@ class Design:
             self._indptr, self._data = X.indptr, X.data
             self._indices = X.indices.view(np.uint32 if X.indices.dtype == np.int32
                                            else np.uint64)
-            # an explicit ``parallel`` asks for the compiled kernels whatever the size
-            self._compiled = use_compiled(X.nnz) or parallel is not None
+            self._compiled = compiled
         else:
             X = np.ascontiguousarray(X, dtype=np.float64)
             self._compiled = False  # BLAS does the products
@@ -203,7 +210,7 @@ class Design:
 
         A copy of the data: only for direct solvers on small ``d``.
         """
-        X = self.X[self.rows]
+        X = self.X[self.rows].astype(np.float64, copy=False)  # direct solvers: float64
         if not self.fit_intercept:
             return X
         col = np.full((self.n_rows, 1), self.intercept_scaling)
