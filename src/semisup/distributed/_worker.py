@@ -21,6 +21,7 @@ from numba import njit
 from scipy.special import expit, rel_entr, xlogy
 
 from semisup._validation import unlabeled_mask
+from semisup.distributed._graph_worker import GraphWorkerMixin
 from semisup.losses import HingeTerms, squared_hinge
 from semisup.solvers.design import Design
 from semisup.solvers.line_search import _break_points
@@ -77,6 +78,7 @@ class _Block:
         self.unl = np.flatnonzero(unl)
         self.l, self.u = self.lab.size, self.unl.size
         self.unl0 = 0  # position of this block's first unlabeled row among all unlabeled rows
+        self.row0 = 0  # position of this block's first row among all rows
         self.design = None
 
     # --- per-problem state -------------------------------------------------------------
@@ -93,7 +95,7 @@ class _Block:
         self.M_active = None
 
 
-class BlockWorker:
+class BlockWorker(GraphWorkerMixin):
     """The blocks of one worker and the state of the fit in progress over them.
 
     Parameters

@@ -186,6 +186,8 @@ class DistributedDesign:
         self.classes = np.unique(np.concatenate(labeled)) if labeled else np.empty(0)
         unl = self.partition_rows - self.partition_labeled
         self._unl_offsets = {i: int(v) for i, v in enumerate(np.cumsum(unl) - unl)}
+        rows = self.partition_rows
+        self._call("set_row_offsets", {i: int(v) for i, v in enumerate(np.cumsum(rows) - rows)})
 
     def restart(self) -> None:
         """Load the partitions again onto the workers now alive (after a worker loss)."""
