@@ -79,6 +79,7 @@ class _Block:
         self.l, self.u = self.lab.size, self.unl.size
         self.unl0 = 0  # position of this block's first unlabeled row among all unlabeled rows
         self.row0 = 0  # position of this block's first row among all rows
+        self.M_cost = None  # row costs the client's preconditioner was built for
         self.design = None
 
     # --- per-problem state -------------------------------------------------------------
@@ -92,7 +93,6 @@ class _Block:
         self.A = self.design.restrict(np.arange(self.l)) if labeled_only else self.design
         self.terms = terms
         self.o = np.zeros(self.A.n_rows)
-        self.M_active = None
 
 
 class BlockWorker(GraphWorkerMixin):
@@ -193,23 +193,31 @@ class BlockWorker(GraphWorkerMixin):
             total += b.terms.value(b.o)
         return total
 
-    def newton_system(self) -> tuple:
-        """Active set ``j(w)`` and the rows of eq. 4; ``(rows, terms changed since M)``."""
-        n_rows = changed = 0
+    def newton_system(self) -> np.ndarray:
+        """Active set ``j(w)`` and the rows of eq. 4; returns ``[rows, l1 change of the row
+        costs since the preconditioner was built, their sum then]`` (the reuse rule of
+        :meth:`semisup.solvers.mfn.LocalMFNRows.preconditioner`; inf when it was built for
+        other rows)."""
+        n_rows, moved, total = 0, 0.0, 0.0
         for b in self.blocks:
             b.active = b.terms.active(b.o)
             rows, b.cost_j, b.target_j = b.terms.newton_system(b.active)
             b.A_j = b.A.restrict(rows)
             n_rows += rows.size
-            changed += b.active.size if b.M_active is None else \
-                int(np.count_nonzero(b.active != b.M_active))
-        return np.array([n_rows, changed], dtype=np.int64)
+            b.row_cost = np.zeros(b.A.n_rows)
+            b.row_cost[rows] = b.cost_j
+            if b.M_cost is None or b.M_cost.shape != b.row_cost.shape:
+                moved = np.inf
+            else:
+                moved += float(np.abs(b.row_cost - b.M_cost).sum())
+                total += float(b.M_cost.sum())
+        return np.array([n_rows, moved, total])
 
     def jacobi_diagonal(self, n_weights: int) -> np.ndarray:
-        """``diag(A_j^T C A_j)``; records the active set the preconditioner was built on."""
+        """``diag(A_j^T C A_j)``; records the row costs the preconditioner is built for."""
         out = np.zeros(n_weights)
         for b in self.blocks:
-            b.M_active = b.active
+            b.M_cost = b.row_cost.copy()
             if b.A_j.n_rows:
                 out += b.A_j.weighted_column_sq(b.cost_j)
         return out
