@@ -6,7 +6,6 @@ Every fit is compared with the same estimator fitted on the matrix itself: objec
 partitions, and partitions holding no labeled (or only labeled) rows.
 """
 
-import logging
 import os
 import pickle
 import signal
@@ -41,18 +40,6 @@ LAYOUTS = {
     "unbalanced": dict(sizes=[2, 9, 88, 1, 20]),
     "labeled-apart": dict(sizes=[N_LABELED, 50, N - N_LABELED - 50]),
 }
-
-
-@pytest.fixture(scope="module")
-def client():
-    from distributed import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=logging.CRITICAL)
-    c = Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ one partition the single-machine fit; with several, the single-machine fit on th
 block-diagonal graph of the partition-local kNN graphs (the documented approximation).
 """
 
-import logging
 import os
 import pickle
 import signal
@@ -31,18 +30,6 @@ LAYOUTS = {
     "unbalanced": dict(sizes=[1, 9, 150, 2, 78]),
     "labeled-apart": dict(sizes=[12, 100, 128]),
 }
-
-
-@pytest.fixture(scope="module")
-def client():
-    from distributed import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=logging.CRITICAL)
-    c = Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 @pytest.fixture(scope="module")
