@@ -279,16 +279,21 @@ def _transductive_objective(dd, reg, w, l: int, u: int, lam_u: float) -> float:
     return obj + (0.5 * lam_u * s[1] / u if u else 0.0)
 
 
+def _supervised_start(dd, n_weights: int, lam: float, mfn_options: dict | None):
+    """The L2-SVM on the labeled rows that TSVM and DA start from (cost ``1/l`` each)."""
+    opts = dict(mfn_options or {})
+    reg = Ridge(lam)
+    dd._call("problem_supervised", dd.n_labeled)
+    sup = l2svm_mfn(dd, reg, n_weights, **opts)
+    return opts, dd.n_labeled, dd.n_unlabeled, reg, sup
+
+
 def transductive_svm(dd, n_weights: int, lam: float, lam_u: float, positive_fraction: float,
                      max_switches: int | None = None, lam_u_init: float = 1e-5,
                      lam_u_growth: float = 1.5, mfn_options: dict | None = None,
                      max_rounds: int = 100_000) -> TSVMResult:
     """:func:`semisup.linear.tsvm.transductive_svm` over a distributed design."""
-    opts = dict(mfn_options or {})
-    l, u = dd.n_labeled, dd.n_unlabeled
-    reg = Ridge(lam)
-    dd._call("problem_supervised", l)
-    sup = l2svm_mfn(dd, reg, n_weights, **opts)
+    opts, l, u, reg, sup = _supervised_start(dd, n_weights, lam, mfn_options)
     w = sup.w
     if u == 0:
         return TSVMResult(w=w, labels_u=None, objective=sup.objective, n_iter=1,
@@ -334,11 +339,7 @@ def deterministic_annealing(dd, n_weights: int, lam: float, lam_u: float,
                             entropy_tol: float = 1e-6, mfn_options: dict | None = None
                             ) -> DAResult:
     """:func:`semisup.linear.da.deterministic_annealing` over a distributed design."""
-    opts = dict(mfn_options or {})
-    l, u = dd.n_labeled, dd.n_unlabeled
-    reg = Ridge(lam)
-    dd._call("problem_supervised", l)
-    sup = l2svm_mfn(dd, reg, n_weights, **opts)
+    opts, l, u, reg, sup = _supervised_start(dd, n_weights, lam, mfn_options)
     w = sup.w
     r = float(positive_fraction)
     if u == 0 or lam_u == 0.0:
