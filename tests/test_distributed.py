@@ -94,7 +94,8 @@ def test_distributed_fit_equals_single_machine(client, problem, name, layout):
     finally:
         design.close()
     _assert_same_fit(dist, _reference(name, X, y))
-    # an ordinary fitted estimator: predicts on matrices and pickles without the cluster
+    # an ordinary fitted estimator: predicts on matrices and pickles (transduction_, a dask
+    # array on the workers, pickles as long as the client lives)
     np.testing.assert_array_equal(dist.predict(X[:5]), _reference(name, X, y).predict(X[:5]))
     pickle.loads(pickle.dumps(dist))
 

@@ -17,6 +17,7 @@ import pytest
 import scipy.sparse as sp
 
 distributed = pytest.importorskip("distributed")
+dask_array = pytest.importorskip("dask.array")
 
 from semisup import LinearLapRLS  # noqa: E402
 from semisup.distributed import DistributedDesign, WorkerLostError  # noqa: E402
@@ -80,6 +81,9 @@ def test_distributed_pvm_equals_single_machine(client, blobs, config, layout):
         design.close()
     _assert_same_pvm(dist, ref, X)
     assert set(dist.timings_) == {"prototypes", "graph", "solve"}
+    # one label per row, left on the workers (a dask array) unless the design gathers it
+    assert isinstance(dist.transduction_, dask_array.Array)
+    assert dist.transduction_.shape == (X.shape[0],)
     pickle.loads(pickle.dumps(dist))
 
 
@@ -89,10 +93,12 @@ def test_distributed_pvm_sparse_rows(client, blobs):
     Xs = sp.csr_matrix(np.where(np.abs(X) > 0.7, X, 0.0))
     kw = dict(n_prototypes=20, random_state=3, kmeans_max_iter=3)
     ref = PrototypeVectorMachine(**kw).fit(Xs, y)
-    design = DistributedDesign.from_arrays(client, Xs, y, n_partitions=3)
+    design = DistributedDesign.from_arrays(client, Xs, y, n_partitions=3,
+                                           gather_transduction=True)
     dist = PrototypeVectorMachine(**kw).fit(design, None)
     design.close()
     _assert_same_pvm(dist, ref, Xs)
+    assert isinstance(dist.transduction_, np.ndarray)  # asked for: gathered
 
 
 def test_design_rows_by_global_position(client, blobs):
@@ -138,6 +144,8 @@ def test_distributed_laprls(client, blobs, layout, solver):
     np.testing.assert_allclose(dist.objective_, ref.objective_, rtol=1e-8)
     np.testing.assert_allclose(dist.coef_, ref.coef_, rtol=1e-6, atol=1e-9)
     np.testing.assert_array_equal(dist.transduction_, ref.transduction_)
+    assert isinstance(dist.transduction_, dask_array.Array)
+    dist.transduction_ = np.asarray(dist.transduction_)  # what to pickle for use elsewhere
     pickle.loads(pickle.dumps(dist))
 
 

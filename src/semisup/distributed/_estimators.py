@@ -130,15 +130,19 @@ def _fit(est, dd) -> dict:
 def _fitted(est, dd, coef, intercept, results, **extra) -> dict:
     classes = dd.classes
     d = dd.n_features
-    per_block = sorted(b for per in dd._call("predict_index", coef, intercept) for b in per)
-    index = np.concatenate([b[1] for b in per_block]) if per_block else np.empty(0, int)
+    if dd.gather_transduction:
+        per_block = sorted(b for per in dd._call("predict_index", coef, intercept) for b in per)
+        transduction = classes[np.concatenate([b[1] for b in per_block])]
+    else:  # a dask array whose chunks stay on the workers
+        transduction = dd.row_values("block_labels", coef, intercept, classes,
+                                     dtype=classes.dtype)
     fitted = {
         "classes_": classes, "coef_": coef, "intercept_": intercept,
         "n_features_in_": d, "fit_results_": results,
         "objective_": results[0].objective if len(results) == 1
         else np.array([r.objective for r in results]),
         "n_iter_": np.array([r.n_iter for r in results]),
-        "transduction_": classes[index],
+        "transduction_": transduction,
     }
     fitted.update(extra)
     return fitted

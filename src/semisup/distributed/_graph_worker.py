@@ -119,14 +119,21 @@ class GraphWorkerMixin:
     def pvm_transduction(self, F: np.ndarray, intercept: np.ndarray, classes) -> list:
         """Per block ``(partition, class index of every row)``: ``H f_v + b`` on unlabeled
         rows (arg max, or the sign for one column), the given class on labeled ones."""
-        out = []
-        for b in self.blocks:
-            scores = np.asarray(b.H @ F) + intercept
-            idx = (scores[:, 0] > 0).astype(np.int64) if scores.shape[1] == 1 \
-                else np.argmax(scores, axis=1)
-            idx[b.lab] = np.searchsorted(classes, b.y[b.lab])
-            out.append((b.index, idx))
-        return out
+        return [(b.index, self._pvm_block_index(b, F, intercept, classes))
+                for b in self.blocks]
+
+    def pvm_block_labels(self, index: int, F, intercept, classes) -> np.ndarray:
+        """Transduced labels of partition ``index``'s rows (see :meth:`pvm_transduction`)."""
+        b = next(b for b in self.blocks if b.index == index)
+        return classes[self._pvm_block_index(b, F, intercept, classes)]
+
+    @staticmethod
+    def _pvm_block_index(b, F, intercept, classes) -> np.ndarray:
+        scores = np.asarray(b.H @ F) + intercept
+        idx = (scores[:, 0] > 0).astype(np.int64) if scores.shape[1] == 1 \
+            else np.argmax(scores, axis=1)
+        idx[b.lab] = np.searchsorted(classes, b.y[b.lab])
+        return idx
 
     def pvm_clear(self) -> None:
         for b in self.blocks:

@@ -15,7 +15,8 @@ solve with the single-machine :class:`~semisup.prototypes.problem.PrototypeGraph
    ``3 m^2`` numbers per worker);
 4. the labeled rows of ``H`` (``l x m``) gathered, the ``m x m`` solve on the client.
 
-``H`` (``n x m``) stays on the workers; ``transduction_`` is computed there.  Differences
+``H`` (``n x m``) stays on the workers; ``transduction_`` is computed there (a dask array
+whose chunks stay there, unless the design gathers it).  Differences
 from one machine: summation order (round-off), and k-means leaves a centre that loses all
 its rows where it is (scikit-learn moves it to a far point).
 """
@@ -145,9 +146,12 @@ def fit_pvm(est, dd, y=None) -> None:
                           C2=est.C2, regularizer=est.regularizer, graph_scale=est.graph_scale,
                           fit_intercept=est.fit_intercept, tol=est.tol)
         timings["solve"] = time.perf_counter() - t0
-        per_block = sorted(b for per in dd._call("pvm_transduction", sol.prototype_labels,
-                                                 sol.intercept, classes) for b in per)
+        args = (sol.prototype_labels, sol.intercept, classes)
+        if dd.gather_transduction:
+            per_block = sorted(b for per in dd._call("pvm_transduction", *args) for b in per)
+            transduction = classes[np.concatenate([b[1] for b in per_block])]
+        else:  # a dask array whose chunks stay on the workers
+            transduction = dd.row_values("pvm_block_labels", *args, dtype=classes.dtype)
     finally:
         dd._call("pvm_clear")
-    index = np.concatenate([b[1] for b in per_block])
-    est._set_fitted(classes, V, sol, gamma, dd.n_features, timings, classes[index])
+    est._set_fitted(classes, V, sol, gamma, dd.n_features, timings, transduction)

@@ -95,6 +95,14 @@ class _Block:
         self.o = np.zeros(self.A.n_rows)
 
 
+def block_call(key: str, method: str, index: int, *args):
+    """Task run on a worker: ``method(index, *args)`` of the :class:`BlockWorker` actor
+    ``key`` living there (local memory, no call through the network)."""
+    from distributed import get_worker
+
+    return getattr(get_worker().state.actors[key], method)(index, *args)
+
+
 class BlockWorker(GraphWorkerMixin):
     """The blocks of one worker and the state of the fit in progress over them.
 
@@ -453,15 +461,23 @@ class BlockWorker(GraphWorkerMixin):
             b.best_p = b.p.copy()
 
     # --- results -------------------------------------------------------------------------
+    def _block(self, index: int) -> _Block:
+        return next(b for b in self.blocks if b.index == index)
+
+    def block_labels(self, index: int, coef, intercept, classes) -> np.ndarray:
+        """Transduced labels of partition ``index``'s rows (see :meth:`predict_index`)."""
+        b = self._block(index)
+        return classes[self._predict_block(b, coef, intercept)]
+
+    @staticmethod
+    def _predict_block(b, coef, intercept) -> np.ndarray:
+        scores = np.asarray(b.X @ coef.T + intercept)
+        idx = (scores[:, 0] > 0).astype(np.int64) if coef.shape[0] == 1 \
+            else np.argmax(scores, axis=1)
+        idx[b.lab] = b.y_index
+        return idx
+
     def predict_index(self, coef, intercept) -> list:
         """Per block: ``(partition, class index of every row)`` from the fitted hyperplanes
         (labeled rows keep their class); one-vs-rest picks the largest score."""
-        out = []
-        for b in self.blocks:
-            scores = b.X @ coef.T + intercept
-            scores = np.asarray(scores)
-            idx = (scores[:, 0] > 0).astype(np.int64) if coef.shape[0] == 1 \
-                else np.argmax(scores, axis=1)
-            idx[b.lab] = b.y_index
-            out.append((b.index, idx))
-        return out
+        return [(b.index, self._predict_block(b, coef, intercept)) for b in self.blocks]
