@@ -4,15 +4,21 @@ For MNIST even/odd and SecStr (one-hot), one CGLS iteration over every row (all 
 as in the first Newton system of L2-SVM-MFN) is timed
 
 * in one process: :func:`semisup.solvers.cgls.cgls` on a :class:`~semisup.solvers.design.Design`;
-* on a ``LocalCluster`` with 1 and 2 worker processes (one partition per worker), through
-  :func:`semisup.distributed._solvers.cgls`, fused (one round trip per iteration) and
-  unfused (two, the single-machine arithmetic);
+* on a ``LocalCluster`` with 1, 2 and 4 worker processes (one partition per worker), through
+  the same :func:`semisup.solvers.cgls.cgls_rows` with the workers' rows
+  (:func:`semisup.distributed._solvers.cgls`), fused (one round trip per iteration) and
+  optionally unfused (two, the single-machine arithmetic);
 
-with the payload bytes the client sends and receives per iteration.  Then one
-end-to-end L2-SVM-MFN fit (``L2SVM(solver="mfn")``) on the labeled rows of each set, one
-process against 2 workers: time and relative objective difference.
+with the payload bytes the client sends and receives per iteration, and CPU time per
+iteration (client + all workers, from ``time.process_time`` on each: on a shared machine the
+wall time measures the contention, the CPU time the work).  Then
 
-Run: ``nice -n 5 python benchmarks/bench_distributed.py [--rows N] [--iters K]``
+* the PVM's ``n``-linear part (``H = K(X, V)`` and the ``m x m`` products, fixed prototypes
+  and width), one process against the workers: time, bytes, prototype-label difference;
+* one end-to-end L2-SVM-MFN fit (``L2SVM(solver="mfn")``) on the labeled rows of each set,
+  one process against 2 workers: time and relative objective difference.
+
+Run: ``nice -n 5 python benchmarks/bench_distributed.py [--rows N] [--iters K] [--workers 1,2,4]``
 """
 
 from __future__ import annotations
@@ -44,7 +50,9 @@ def load(name: str, rows: int | None):
         X = one_hot_secstr(s.X)
         y = (np.asarray(s.y).ravel() > 0).astype(np.int64)
     if rows is not None and rows < X.shape[0]:
-        X, y = X[:rows], y[:rows]
+        # a random subset (MNIST's rows are sorted by digit)
+        keep = np.sort(np.random.default_rng(0).choice(X.shape[0], rows, replace=False))
+        X, y = X[keep], y[keep]
     return X.tocsr(), y
 
 
@@ -60,6 +68,10 @@ def single_iteration(X, y, iters: int) -> float:
     return C.best_time(run, repeat=3) / iters
 
 
+def _worker_cpu(client) -> float:
+    return float(sum(client.run(time.process_time).values()))
+
+
 def distributed_iteration(client, X, y, iters: int, fused: bool):
     from semisup.distributed import DistributedDesign, _solvers
 
@@ -73,17 +85,66 @@ def distributed_iteration(client, X, y, iters: int, fused: bool):
     reg = Ridge(1e-3)
     x0 = np.zeros(dd.n_features + 1)
     _solvers.cgls(dd, reg, x0, None, 0.0, 3, fused)  # warm the workers' kernels
-    best = np.inf
+    best, best_cpu = np.inf, np.inf
     for _ in range(3):
         dd.reset_counters()
+        w0, c0 = _worker_cpu(client), time.process_time()
         t0 = time.perf_counter()
         _solvers.cgls(dd, reg, x0, None, 0.0, iters, fused)
         best = min(best, (time.perf_counter() - t0) / iters)
+        c1 = time.process_time()
+        best_cpu = min(best_cpu, (c1 - c0 + _worker_cpu(client) - w0) / iters)
     sent = dd.bytes_sent / iters
     received = dd.bytes_received / iters
     calls = dd.n_calls / iters
     dd.close()
-    return best, sent, received, calls
+    return best, best_cpu, sent, received, calls
+
+
+def single_cpu_iteration(X, y, iters: int) -> float:
+    A = Design(X)
+    target = np.where(y > 0, 1.0, -1.0)
+    cost = np.ones(X.shape[0])
+    reg = Ridge(1e-3)
+    cgls(A, cost, target, reg, tol=0.0, max_iter=3, precondition=False)
+    best = np.inf
+    for _ in range(3):
+        c0 = time.process_time()
+        cgls(A, cost, target, reg, tol=0.0, max_iter=iters, precondition=False)
+        best = min(best, (time.process_time() - c0) / iters)
+    return best
+
+
+def pvm_compare(client, X, y, n_labeled: int, m: int, ref=None):
+    """The PVM with fixed prototypes (the n-linear part), one process vs the workers."""
+    from semisup.distributed import DistributedDesign
+    from semisup.prototypes import PrototypeVectorMachine
+    from semisup.prototypes.prototypes import select_prototypes
+
+    y_semi = np.full(y.shape[0], -1)
+    lab = C.pick_labeled(y, n_labeled)
+    y_semi[lab] = y[lab]
+    if ref is None:
+        V = select_prototypes(X[:20000], m, method="random", random_state=0)
+        kw = dict(prototypes=V, gamma=None)
+        est = PrototypeVectorMachine(**kw)
+        t0, c0 = time.perf_counter(), time.process_time()
+        est.fit(X, y_semi)
+        ref = (est, time.perf_counter() - t0, time.process_time() - c0)
+    est = ref[0]
+    dd = DistributedDesign.from_arrays(client, X, y_semi)
+    dd.reset_counters()
+    w0, c0 = _worker_cpu(client), time.process_time()
+    t0 = time.perf_counter()
+    dist = PrototypeVectorMachine(prototypes=est.prototypes_, gamma=est.gamma_).fit(dd, None)
+    t = time.perf_counter() - t0
+    cpu = time.process_time() - c0 + _worker_cpu(client) - w0
+    sent, received, calls = dd.bytes_sent, dd.bytes_received, dd.n_calls
+    dd.close()
+    diff = float(np.abs(dist.prototype_labels_ - est.prototype_labels_).max()
+                 / np.abs(est.prototype_labels_).max())
+    differ = int(np.count_nonzero(dist.transduction_ != est.transduction_))
+    return ref, t, cpu, sent, received, calls, diff, differ
 
 
 def fit_compare(client, X, y, n_labeled: int, lam: float):
@@ -107,33 +168,47 @@ def fit_compare(client, X, y, n_labeled: int, lam: float):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=None, help="first N rows of each set")
+    ap.add_argument("--rows", type=int, default=None, help="a random subset of N rows of each set")
     ap.add_argument("--iters", type=int, default=20, help="CG iterations timed")
     ap.add_argument("--labeled", type=int, default=10000, help="labeled rows of the fit")
     ap.add_argument("--lam", type=float, default=1e-2, help="lambda of the L2SVM fit")
     ap.add_argument("--sets", default="mnist,secstr")
+    ap.add_argument("--workers", default="1,2,4", help="worker processes to run")
+    ap.add_argument("--unfused", action="store_true", help="also time the 2-round-trip CG")
+    ap.add_argument("--prototypes", type=int, default=200, help="m of the PVM comparison")
+    ap.add_argument("--no-fit", action="store_true", help="skip the end-to-end L2SVM fit")
     args = ap.parse_args()
     from distributed import Client, LocalCluster
 
-    rows, fits = [], []
+    rows, fits, pvm = [], [], []
     with C.Contention() as load_info:
         for name in args.sets.split(","):
             X, y = load(name, args.rows)
             t1 = single_iteration(X, y, args.iters)
+            cpu1 = single_cpu_iteration(X, y, args.iters)
             rows.append([name, f"{X.shape[0]:,} x {X.shape[1]:,}", f"{X.nnz:,}",
-                         "1 process", t1 * 1e3, 1.0, "-", "-", "-"])
-            for n_workers in (1, 2):
+                         "1 process", t1 * 1e3, 1.0, cpu1 * 1e3, 1.0, "-", "-", "-"])
+            ref = None
+            for n_workers in (int(w) for w in args.workers.split(",")):
                 cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1,
                                        processes=True, dashboard_address=None,
                                        silence_logs=logging.ERROR)
                 client = Client(cluster)
-                for fused in (True, False):
-                    t, sent, recv, calls = distributed_iteration(client, X, y, args.iters,
-                                                                 fused)
+                for fused in (True, False) if args.unfused else (True,):
+                    t, cpu, sent, recv, calls = distributed_iteration(client, X, y, args.iters,
+                                                                      fused)
                     rows.append([name, "", "", f"{n_workers} worker(s), "
                                  f"{'fused' if fused else 'unfused'}", t * 1e3, t / t1,
-                                 sent, recv, calls])
-                if n_workers == 2:
+                                 cpu * 1e3, cpu / cpu1, sent, recv, calls])
+                if args.prototypes:
+                    ref, t, cpu, sent, recv, calls, diff, differ = pvm_compare(
+                        client, X, y, min(args.labeled, X.shape[0] // 2), args.prototypes, ref)
+                    if n_workers == int(args.workers.split(",")[0]):
+                        pvm.append([name, args.prototypes, "1 process", ref[1], ref[2], "-",
+                                    "-", "-", "-", "-"])
+                    pvm.append([name, args.prototypes, f"{n_workers} worker(s)", t, cpu,
+                                t / ref[1], sent, recv, calls, f"{diff:.1e} / {differ}"])
+                if n_workers == 2 and not args.no_fit:
                     fits.append([name, min(args.labeled, X.shape[0]),
                                  *fit_compare(client, X, y, min(args.labeled, X.shape[0]),
                                              args.lam)])
@@ -141,11 +216,16 @@ def main() -> None:
                 cluster.close()
     sections = [
         "## One CGLS iteration over all rows (all active)",
-        C.table(["set", "rows x features", "non-zeros", "run", "ms / iteration",
-                 "ratio to 1 process", "bytes sent / it", "bytes received / it",
-                 "round trips / it"], rows),
+        C.table(["set", "rows x features", "non-zeros", "run", "ms / iteration (wall)",
+                 "wall ratio to 1 process", "CPU ms / iteration (client + workers)",
+                 "CPU ratio", "bytes sent / it", "bytes received / it", "round trips / it"],
+                rows),
         "Bytes: payload of the client's calls (the d-vector to each worker, the d-vector "
         "and scalars back), not counting Dask's framing.",
+        "## PVM, n-linear part (fixed prototypes and width): K(X, V) and the m x m sums",
+        C.table(["set", "m", "run", "wall s", "CPU s (client + workers)", "wall ratio",
+                 "bytes sent", "bytes received", "round trips",
+                 "max rel. diff of f_v / transduced labels differing"], pvm),
         f"## End-to-end L2-SVM-MFN (lam={args.lam:g}) on labeled rows (1 process vs 2 workers)",
         C.table(["set", "labeled rows", "1 process s", "2 workers s", "objective rel. diff",
                  "predictions differing", "CG its (1 proc)", "CG its (2 workers)"], fits),

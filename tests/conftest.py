@@ -37,3 +37,17 @@ def data_dir():
         pytest.skip("benchmark data not found: set SEMISUP_DATA or place the shared data "
                     "directory at ../shared/data next to the repository")
     return path
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A Dask ``LocalCluster`` of two worker processes, one thread each, per test module."""
+    import logging
+
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=logging.CRITICAL)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()

@@ -6,7 +6,6 @@ Every fit is compared with the same estimator fitted on the matrix itself: objec
 partitions, and partitions holding no labeled (or only labeled) rows.
 """
 
-import logging
 import os
 import pickle
 import signal
@@ -41,18 +40,6 @@ LAYOUTS = {
     "unbalanced": dict(sizes=[2, 9, 88, 1, 20]),
     "labeled-apart": dict(sizes=[N_LABELED, 50, N - N_LABELED - 50]),
 }
-
-
-@pytest.fixture(scope="module")
-def client():
-    from distributed import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=logging.CRITICAL)
-    c = Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +94,8 @@ def test_distributed_fit_equals_single_machine(client, problem, name, layout):
     finally:
         design.close()
     _assert_same_fit(dist, _reference(name, X, y))
-    # an ordinary fitted estimator: predicts on matrices and pickles without the cluster
+    # an ordinary fitted estimator: predicts on matrices and pickles (transduction_, a dask
+    # array on the workers, pickles as long as the client lives)
     np.testing.assert_array_equal(dist.predict(X[:5]), _reference(name, X, y).predict(X[:5]))
     pickle.loads(pickle.dumps(dist))
 

@@ -1,4 +1,5 @@
-"""Row-partitioned data on a Dask cluster for the linear semi-supervised SVMs.
+"""Row-partitioned data on a Dask cluster: the linear semi-supervised SVMs, the PVM and
+linear LapRLS (partition-local graphs).
 
 Needs the ``dask`` extra (``pip install "semisup[dask]"``); the rest of the library never
 imports this package.  Build a :class:`DistributedDesign` from a ``distributed.Client`` and
@@ -12,6 +13,8 @@ pass it to ``fit``::
     design = DistributedDesign.from_arrays(client, X, y, n_partitions=8)
     clf = TransductiveSVM(lam=1e-3).fit(design, design.labels)
     clf.predict(X_test)                               # an ordinary fitted estimator
+    clf.transduction_                                 # a dask array left on the workers
+    PrototypeVectorMachine().fit(design, design.labels)   # also LinearLapRLS
 """
 
 from semisup.distributed.design import (

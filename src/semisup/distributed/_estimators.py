@@ -17,21 +17,47 @@ from semisup.distributed.design import DistributedLabels, WorkerLostError
 logger = logging.getLogger("semisup.distributed")
 
 
+def _with_restarts(name: str, design, fit):
+    """``fit()``, started over after a worker loss (at most ``design.max_restarts`` times)."""
+    for attempt in range(design.max_restarts + 1):
+        try:
+            return fit()
+        except WorkerLostError as exc:
+            if attempt == design.max_restarts:
+                raise WorkerLostError(
+                    f"{name}.fit: {exc}; gave up after {design.max_restarts} restart(s) — "
+                    f"no result was stored") from exc
+            logger.warning("%s.fit: %s; reloading the partitions and starting over", name, exc)
+            design.restart()
+
+
+def fit_pvm_distributed(estimator, design, y=None) -> None:
+    """``PrototypeVectorMachine.fit`` on ``design`` (see :mod:`semisup.distributed._pvm`);
+    restarted after a worker loss as :func:`fit_distributed`."""
+    from semisup.distributed._pvm import fit_pvm
+
+    _with_restarts(type(estimator).__name__, design, lambda: fit_pvm(estimator, design, y))
+
+
 def fit_distributed(estimator, design, y=None, sample_weight=None):
-    """Fit ``estimator`` (L2SVM, TransductiveSVM or DeterministicAnnealingSVM) on ``design``.
+    """Fit ``estimator`` (L2SVM, TransductiveSVM, DeterministicAnnealingSVM or LinearLapRLS)
+    on ``design``.
 
     A worker lost during the fit makes the design reload its partitions and the fit start
     over (at most ``design.max_restarts`` times); the estimator is only updated by a fit that
     ran to its end, so a failure never leaves a partial answer behind.
     """
     from semisup.linear.da import DeterministicAnnealingSVM
+    from semisup.linear.laplacian import LinearLapRLS
     from semisup.linear.svm import L2SVM
     from semisup.linear.tsvm import TransductiveSVM
 
     name = type(estimator).__name__
-    if not isinstance(estimator, (L2SVM, TransductiveSVM, DeterministicAnnealingSVM)):
-        raise ValueError(f"X: a DistributedDesign can be fitted by L2SVM, TransductiveSVM and "
-                         f"DeterministicAnnealingSVM, not {name}; pass a matrix instead")
+    if not isinstance(estimator, (L2SVM, TransductiveSVM, DeterministicAnnealingSVM,
+                                  LinearLapRLS)):
+        raise ValueError(f"X: a DistributedDesign can be fitted by L2SVM, TransductiveSVM, "
+                         f"DeterministicAnnealingSVM, LinearLapRLS and PrototypeVectorMachine, "
+                         f"not {name}; pass a matrix instead")
     if y is not None and not (isinstance(y, DistributedLabels) and y.design is design):
         raise ValueError("y: the labels of a DistributedDesign travel with its rows; call "
                          "fit(design, design.labels) or fit(design, None)")
@@ -40,23 +66,13 @@ def fit_distributed(estimator, design, y=None, sample_weight=None):
                          "cost_positive/cost_negative or pass a matrix")
     estimator._validate_params()
     estimator._validate_params_common()
-    if getattr(estimator, "gamma_I", 0.0):
+    if getattr(estimator, "gamma_I", 0.0) and not isinstance(estimator, LinearLapRLS):
         raise ValueError(f"gamma_I: {name} on a DistributedDesign has no graph term; set "
                          f"gamma_I=0 or pass a matrix")
     if isinstance(estimator, L2SVM) and estimator.solver not in ("auto", "mfn"):
         raise ValueError(f"solver={estimator.solver!r} is not available on a DistributedDesign "
                          f"(dual coordinate descent is sequential): use solver='mfn' or 'auto'")
-    for attempt in range(design.max_restarts + 1):
-        try:
-            fitted = _fit(estimator, design)
-            break
-        except WorkerLostError as exc:
-            if attempt == design.max_restarts:
-                raise WorkerLostError(
-                    f"{name}.fit: {exc}; gave up after {design.max_restarts} restart(s) — "
-                    f"no result was stored") from exc
-            logger.warning("%s.fit: %s; reloading the partitions and starting over", name, exc)
-            design.restart()
+    fitted = _with_restarts(name, design, lambda: _fit(estimator, design))
     for key, value in fitted.items():
         setattr(estimator, key, value)
     return estimator
@@ -64,6 +80,7 @@ def fit_distributed(estimator, design, y=None, sample_weight=None):
 
 def _fit(est, dd) -> dict:
     from semisup.linear.da import DeterministicAnnealingSVM
+    from semisup.linear.laplacian import LinearLapRLS
     from semisup.linear.svm import L2SVM
     from semisup.linear.tsvm import TransductiveSVM
 
@@ -76,6 +93,12 @@ def _fit(est, dd) -> dict:
     n_weights = dd.n_features + int(est.fit_intercept)
     dd._call("prepare", bool(est.fit_intercept), float(est.intercept_scaling), classes,
              dd._unl_offsets)
+    if isinstance(est, LinearLapRLS):
+        from semisup.distributed._laprls import fit_laprls
+
+        lap = fit_laprls(est, dd)
+        return _fitted(est, dd, lap["coef"], lap["intercept"], lap["results"],
+                       adjacency_=None)
     positives = [1] if classes.size == 2 else list(range(classes.size))
     mfn_options = dict(tol=est.tol, max_iter=est.max_iter or 50, max_cg_iter=est.max_cg_iter)
     results = []
@@ -100,16 +123,26 @@ def _fit(est, dd) -> dict:
     coef = np.vstack([r.w[:d] for r in results])
     intercept = np.array([r.w[d] * est.intercept_scaling if est.fit_intercept else 0.0
                           for r in results])
-    per_block = sorted(b for per in dd._call("predict_index", coef, intercept) for b in per)
-    index = np.concatenate([b[1] for b in per_block]) if per_block else np.empty(0, int)
+    extra = {"solver_": "mfn"} if isinstance(est, L2SVM) else {}
+    return _fitted(est, dd, coef, intercept, results, **extra)
+
+
+def _fitted(est, dd, coef, intercept, results, **extra) -> dict:
+    classes = dd.classes
+    d = dd.n_features
+    if dd.gather_transduction:
+        per_block = sorted(b for per in dd._call("predict_index", coef, intercept) for b in per)
+        transduction = classes[np.concatenate([b[1] for b in per_block])]
+    else:  # a dask array whose chunks stay on the workers
+        transduction = dd.row_values("block_labels", coef, intercept, classes,
+                                     dtype=classes.dtype)
     fitted = {
         "classes_": classes, "coef_": coef, "intercept_": intercept,
         "n_features_in_": d, "fit_results_": results,
         "objective_": results[0].objective if len(results) == 1
         else np.array([r.objective for r in results]),
         "n_iter_": np.array([r.n_iter for r in results]),
-        "transduction_": classes[index],
+        "transduction_": transduction,
     }
-    if isinstance(est, L2SVM):
-        fitted["solver_"] = "mfn"
+    fitted.update(extra)
     return fitted

@@ -28,10 +28,13 @@ import logging
 
 import numpy as np
 
+from semisup._accel import use_compiled_vectors
 from semisup._logging import report_unconverged
 from semisup.regularizers import Ridge
+from semisup.solvers.cgls import cgls_rows
 from semisup.solvers.line_search import _PROBES, _walk
-from semisup.solvers.mfn import REUSE_PRECONDITIONER, MFNResult
+from semisup.solvers.mfn import REUSE_PRECONDITIONER, MFNResult, mfn_rows
+from semisup.solvers.preconditioners import Diagonal
 from semisup.solvers.roots import safeguarded_newton
 from semisup.solvers.s3vm import _FIRST_PAIRS, _SOFT_ENTROPY_FACTOR, DAResult, TSVMResult
 
@@ -40,54 +43,48 @@ logger = logging.getLogger("semisup.distributed")
 _SELECT_CAP = 4096  # values gathered to the client to finish a selection
 
 
+class BlockRows:
+    """The row half of CGLS (:class:`semisup.solvers.cgls.LocalRows`) on the workers.
+
+    ``fused``: one round trip per iteration instead of two.  The workers return ``q^T C q``
+    together with ``A^T C q`` and :meth:`update` forms ``A^T z -= gamma A^T C q`` here
+    (mathematically the product the single-machine iteration recomputes from ``z``, which
+    needs ``gamma``, hence a second round trip).
+    """
+
+    def __init__(self, dd, fused: bool = True):
+        self.dd, self.fused = dd, fused
+
+    def start(self, x: np.ndarray, rhs_norm: bool):
+        n = x.shape[0]
+        start = self.dd._sum("cg_start", x)
+        self.n, self.data_r = n, start[:n].copy()
+        return start[:n], float(np.linalg.norm(start[n:])) if rhs_norm else None
+
+    def curvature(self, p: np.ndarray) -> float:
+        if not self.fused:
+            return self.dd._sum("cg_curvature", p)
+        step = self.dd._sum("cg_step", p)
+        self.AtCq = step[1:]
+        return float(step[0])
+
+    def update(self, gamma: float) -> np.ndarray:
+        if not self.fused:
+            return self.dd._sum("cg_update", gamma, self.n)
+        self.data_r -= gamma * self.AtCq
+        return self.data_r.copy()
+
+
 def cgls(dd, reg, x0: np.ndarray, inverse: np.ndarray | None, tol: float, max_iter: int,
          fused: bool = True):
-    """CGLS over the active rows the workers hold (:func:`semisup.solvers.cgls.cgls`).
-
-    ``fused``: one round trip per iteration instead of two.  The workers return
-    ``q^T C q`` together with ``A^T C q`` and the client updates ``A^T z`` by the
-    recurrence ``A^T z -= gamma A^T C q`` (mathematically the product the single-machine
-    iteration recomputes, which needs ``gamma``, hence a second round trip).
+    """:func:`semisup.solvers.cgls.cgls_rows` over the active rows the workers hold.
 
     Returns ``(x, n_iter, converged)``.
     """
-    n = x0.shape[0]
     x = np.array(x0, dtype=np.float64, copy=True)
-    start = dd._sum("cg_start", x)
-    Rx = reg.matvec(x)
-    data_r = start[:n].copy()          # A^T z
-    r = data_r - Rx
-    b_norm = float(np.linalg.norm(start[n:])) or 1.0
-    s = r if inverse is None else inverse * r
-    rho = float(r @ s)
-    omega = float(r @ r)
-    p = s.copy()
-    threshold = (tol * b_norm) ** 2
-    it = 0
-    while omega > threshold and it < max_iter:
-        Rp = reg.matvec(p)
-        if fused:
-            step = dd._sum("cg_step", p)
-            curvature = float(p @ Rp) + step[0]
-        else:
-            curvature = float(p @ Rp) + dd._sum("cg_curvature", p)
-        if curvature <= 0.0:
-            break
-        gamma = rho / curvature
-        x += gamma * p
-        Rx += gamma * Rp
-        if fused:
-            data_r -= gamma * step[1:]
-        else:
-            data_r = dd._sum("cg_update", gamma, n)
-        r = data_r - Rx
-        s = r if inverse is None else inverse * r
-        rho_new = float(r @ s)
-        omega = float(r @ r)
-        p = s + (rho_new / rho) * p
-        rho = rho_new
-        it += 1
-    return x, it, omega <= threshold
+    res = cgls_rows(BlockRows(dd, fused), reg, x, None if inverse is None else Diagonal(inverse),
+                    tol, max_iter, compiled=use_compiled_vectors(x.shape[0]))
+    return res.x, res.n_iter, res.converged
 
 
 def line_search(dd, reg_cross: float, reg_curv: float, summary: np.ndarray) -> float:
@@ -108,67 +105,73 @@ def line_search(dd, reg_cross: float, reg_curv: float, summary: np.ndarray) -> f
     return float(_walk(slope, intercept, bp, dslope, dint, np.argsort(bp, kind="stable")))
 
 
-def l2svm_mfn(dd, reg, n_weights: int, w0: np.ndarray | None = None,
-              outputs_ready: bool = False, tol: float = 1e-6, max_iter: int = 50,
-              max_cg_iter: int = 10_000, loose_tol: float = 1e-2, loose_cg_iter: int = 10,
-              obj_rtol: float = 1e-9, precondition="jacobi", fused: bool = True
-              ) -> MFNResult:
-    """L2-SVM-MFN over the problem the workers have set up (:func:`semisup.solvers.mfn.l2svm_mfn`).
+class BlockMFNRows:
+    """The per-row half of L2-SVM-MFN (:class:`semisup.solvers.mfn.LocalMFNRows`) on the
+    workers, for :func:`semisup.solvers.mfn.mfn_rows`.
 
-    ``outputs_ready``: the workers' outputs already equal ``X w0``.  ``outputs`` of the
-    result is ``None``: the outputs stay on the workers.  ``fused``: see :func:`cgls`.
+    ``outputs_ready``: the workers' outputs already equal ``X w0``.  Jacobi is the only
+    preconditioner (the row-sampled sketch draws rows from one global distribution).
+    """
+
+    def __init__(self, dd, n_weights: int, outputs_ready: bool = False, fused: bool = True):
+        self.dd, self.n, self.outputs_ready, self.fused = dd, n_weights, outputs_ready, fused
+
+    def start(self, w):
+        if self.outputs_ready and w is not None:
+            return self.dd._sum("loss")
+        return self.dd._sum("outputs", w)
+
+    def newton_system(self) -> int:
+        n_rows, self.moved, self.total = self.dd._sum("newton_system")
+        return int(n_rows)
+
+    def preconditioner(self, kind, reg, previous):
+        if kind in (False, None):
+            return None, None
+        if previous is None or previous[0] is None or \
+                self.moved > REUSE_PRECONDITIONER * self.total:
+            diag = reg.diagonal(self.n) + self.dd._sum("jacobi_diagonal", self.n)
+            return Diagonal(np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 1.0)), None
+        return previous
+
+    def cg_rows(self) -> BlockRows:
+        return BlockRows(self.dd, self.fused)
+
+    def compiled(self) -> bool:
+        return use_compiled_vectors(self.n)
+
+    def newton_point(self, w_bar) -> bool:
+        point = self.dd._sum("newton_point", w_bar, _PROBES)
+        self.summary = point[1:]  # the line search's first pass, in the same round trip
+        return point[0] == 0
+
+    def accept_newton_point(self) -> float:
+        return self.dd._sum("accept_newton_point")
+
+    def line_search(self, reg_cross: float, reg_curv: float) -> float:
+        return line_search(self.dd, reg_cross, reg_curv, self.summary)
+
+    def step(self, delta: float) -> float:
+        return self.dd._sum("step", delta)
+
+    def finish(self, w):
+        # drop the round-off of the output updates, as on one machine; outputs stay there
+        return self.dd._sum("outputs", w), None
+
+
+def l2svm_mfn(dd, reg, n_weights: int, w0: np.ndarray | None = None,
+              outputs_ready: bool = False, precondition="jacobi", fused: bool = True,
+              **options) -> MFNResult:
+    """:func:`semisup.solvers.mfn.mfn_rows` over the problem the workers have set up.
+
+    ``outputs`` of the result is ``None``: the outputs stay on the workers.  ``fused``: see
+    :class:`BlockRows`; ``options``: those of :func:`semisup.solvers.mfn.l2svm_mfn`.
     """
     if precondition not in ("jacobi", "auto", True, False, None):
         raise ValueError(f"precondition must be 'jacobi' or False on a DistributedDesign, got "
                          f"{precondition!r}")
-    use_jacobi = precondition not in (False, None)
-    w = np.zeros(n_weights) if w0 is None else np.array(w0, dtype=np.float64, copy=True)
-    loss = dd._sum("loss") if (outputs_ready and w0 is not None) else \
-        dd._sum("outputs", None if w0 is None else w)
-    loose = w0 is None
-    f = reg.value(w) + loss
-    history = [f]
-    n_cg = 0
-    converged = False
-    it = 0
-    inverse, have_M = None, False
-    while it < max_iter:
-        it += 1
-        cg_tol, cg_max = (loose_tol, loose_cg_iter) if loose else (tol, max_cg_iter)
-        n_rows, changed = (int(v) for v in dd._sum("newton_system"))
-        if use_jacobi and (not have_M or changed > REUSE_PRECONDITIONER * max(n_rows, 1)):
-            diag = reg.diagonal(n_weights) + dd._sum("jacobi_diagonal", n_weights)
-            inverse = np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 1.0)
-            have_M = True
-        w_bar, n_it, cg_ok = cgls(dd, reg, w, inverse, cg_tol, cg_max, fused)
-        n_cg += n_it
-        point = dd._sum("newton_point", w_bar, _PROBES)
-        if cg_ok and point[0] == 0:
-            w = w_bar
-            f_new = reg.value(w) + dd._sum("accept_newton_point")
-            history.append(f_new)
-            if loose:
-                loose = False
-                f = f_new
-                continue
-            converged = True
-            break
-        step = w_bar - w
-        Rstep = reg.matvec(step)
-        delta = line_search(dd, float(w @ Rstep), float(step @ Rstep), point[1:])
-        w += delta * step
-        f_new = reg.value(w) + dd._sum("step", delta)
-        history.append(f_new)
-        logger.debug("mfn it=%d f=%.10g delta=%.3g |j|=%d cg=%d", it, f_new, delta, n_rows, n_it)
-        if not loose and f - f_new <= obj_rtol * abs(f_new):
-            converged = True
-            break
-        f = f_new
-    loss = dd._sum("outputs", w)  # drop the round-off of the output updates, as on one machine
-    if not converged:
-        report_unconverged("mfn", f"Newton max_iter={max_iter}")
-    return MFNResult(w=w, outputs=None, objective=reg.value(w) + loss, n_iter=it,
-                     n_cg_iter=n_cg, converged=converged, history=history)
+    return mfn_rows(BlockMFNRows(dd, n_weights, outputs_ready, fused), reg, n_weights, w0=w0,
+                    precondition=precondition, **options)
 
 
 def kth_smallest(dd, name: str, k: int, stats=None) -> float:
@@ -276,16 +279,21 @@ def _transductive_objective(dd, reg, w, l: int, u: int, lam_u: float) -> float:
     return obj + (0.5 * lam_u * s[1] / u if u else 0.0)
 
 
+def _supervised_start(dd, n_weights: int, lam: float, mfn_options: dict | None):
+    """The L2-SVM on the labeled rows that TSVM and DA start from (cost ``1/l`` each)."""
+    opts = dict(mfn_options or {})
+    reg = Ridge(lam)
+    dd._call("problem_supervised", dd.n_labeled)
+    sup = l2svm_mfn(dd, reg, n_weights, **opts)
+    return opts, dd.n_labeled, dd.n_unlabeled, reg, sup
+
+
 def transductive_svm(dd, n_weights: int, lam: float, lam_u: float, positive_fraction: float,
                      max_switches: int | None = None, lam_u_init: float = 1e-5,
                      lam_u_growth: float = 1.5, mfn_options: dict | None = None,
                      max_rounds: int = 100_000) -> TSVMResult:
     """:func:`semisup.linear.tsvm.transductive_svm` over a distributed design."""
-    opts = dict(mfn_options or {})
-    l, u = dd.n_labeled, dd.n_unlabeled
-    reg = Ridge(lam)
-    dd._call("problem_supervised", l)
-    sup = l2svm_mfn(dd, reg, n_weights, **opts)
+    opts, l, u, reg, sup = _supervised_start(dd, n_weights, lam, mfn_options)
     w = sup.w
     if u == 0:
         return TSVMResult(w=w, labels_u=None, objective=sup.objective, n_iter=1,
@@ -296,10 +304,13 @@ def transductive_svm(dd, n_weights: int, lam: float, lam_u: float, positive_frac
     history = []
     n_fits, n_switches, n_cg = 1, 0, sup.n_cg_iter
     switched = 0
+    precond = None
     while True:
         dd._call("problem_transductive", l, u, lam_cur)
         for _ in range(max_rounds):
-            res = l2svm_mfn(dd, reg, n_weights, w0=w, outputs_ready=True, **opts)
+            res = l2svm_mfn(dd, reg, n_weights, w0=w, outputs_ready=True,
+                            preconditioner0=precond, **opts)
+            precond = res.preconditioner
             w = res.w
             n_fits += 1
             n_cg += res.n_cg_iter
@@ -328,11 +339,7 @@ def deterministic_annealing(dd, n_weights: int, lam: float, lam_u: float,
                             entropy_tol: float = 1e-6, mfn_options: dict | None = None
                             ) -> DAResult:
     """:func:`semisup.linear.da.deterministic_annealing` over a distributed design."""
-    opts = dict(mfn_options or {})
-    l, u = dd.n_labeled, dd.n_unlabeled
-    reg = Ridge(lam)
-    dd._call("problem_supervised", l)
-    sup = l2svm_mfn(dd, reg, n_weights, **opts)
+    opts, l, u, reg, sup = _supervised_start(dd, n_weights, lam, mfn_options)
     w = sup.w
     r = float(positive_fraction)
     if u == 0 or lam_u == 0.0:
@@ -345,6 +352,7 @@ def deterministic_annealing(dd, n_weights: int, lam: float, lam_u: float,
     best_w = w.copy()
     history = []
     n_iter, n_cg = 0, sup.n_cg_iter
+    precond = None
     for _outer in range(max_outer_iter):
         for _inner in range(max_inner_iter):
             dd._call("compute_g", lam_u)
@@ -354,7 +362,9 @@ def deterministic_annealing(dd, n_weights: int, lam: float, lam_u: float,
             obj_p = reg.value(w) + 0.5 * sup_part / l + 0.5 * lam_u / u * loss_u \
                 - 0.5 * T / u * entropy
             dd._call("problem_annealing", l, u, lam_u)
-            res = l2svm_mfn(dd, reg, n_weights, w0=w, outputs_ready=True, **opts)
+            res = l2svm_mfn(dd, reg, n_weights, w0=w, outputs_ready=True,
+                            preconditioner0=precond, **opts)
+            precond = res.preconditioner
             w = res.w
             n_iter += 1
             n_cg += res.n_cg_iter

@@ -21,6 +21,7 @@ from scipy.special import expit, rel_entr, xlogy
 
 from semisup._accel import import_numba
 from semisup._validation import unlabeled_mask
+from semisup.distributed._graph_worker import GraphWorkerMixin
 from semisup.losses import HingeTerms, squared_hinge
 from semisup.solvers.design import Design
 from semisup.solvers.line_search import _break_points
@@ -79,6 +80,8 @@ class _Block:
         self.unl = np.flatnonzero(unl)
         self.l, self.u = self.lab.size, self.unl.size
         self.unl0 = 0  # position of this block's first unlabeled row among all unlabeled rows
+        self.row0 = 0  # position of this block's first row among all rows
+        self.M_cost = None  # row costs the client's preconditioner was built for
         self.design = None
 
     # --- per-problem state -------------------------------------------------------------
@@ -92,10 +95,17 @@ class _Block:
         self.A = self.design.restrict(np.arange(self.l)) if labeled_only else self.design
         self.terms = terms
         self.o = np.zeros(self.A.n_rows)
-        self.M_active = None
 
 
-class BlockWorker:
+def block_call(key: str, method: str, index: int, *args):
+    """Task run on a worker: ``method(index, *args)`` of the :class:`BlockWorker` actor
+    ``key`` living there (local memory, no call through the network)."""
+    from distributed import get_worker
+
+    return getattr(get_worker().state.actors[key], method)(index, *args)
+
+
+class BlockWorker(GraphWorkerMixin):
     """The blocks of one worker and the state of the fit in progress over them.
 
     Parameters
@@ -193,23 +203,31 @@ class BlockWorker:
             total += b.terms.value(b.o)
         return total
 
-    def newton_system(self) -> tuple:
-        """Active set ``j(w)`` and the rows of eq. 4; ``(rows, terms changed since M)``."""
-        n_rows = changed = 0
+    def newton_system(self) -> np.ndarray:
+        """Active set ``j(w)`` and the rows of eq. 4; returns ``[rows, l1 change of the row
+        costs since the preconditioner was built, their sum then]`` (the reuse rule of
+        :meth:`semisup.solvers.mfn.LocalMFNRows.preconditioner`; inf when it was built for
+        other rows)."""
+        n_rows, moved, total = 0, 0.0, 0.0
         for b in self.blocks:
             b.active = b.terms.active(b.o)
             rows, b.cost_j, b.target_j = b.terms.newton_system(b.active)
             b.A_j = b.A.restrict(rows)
             n_rows += rows.size
-            changed += b.active.size if b.M_active is None else \
-                int(np.count_nonzero(b.active != b.M_active))
-        return np.array([n_rows, changed], dtype=np.int64)
+            b.row_cost = np.zeros(b.A.n_rows)
+            b.row_cost[rows] = b.cost_j
+            if b.M_cost is None or b.M_cost.shape != b.row_cost.shape:
+                moved = np.inf
+            else:
+                moved += float(np.abs(b.row_cost - b.M_cost).sum())
+                total += float(b.M_cost.sum())
+        return np.array([n_rows, moved, total])
 
     def jacobi_diagonal(self, n_weights: int) -> np.ndarray:
-        """``diag(A_j^T C A_j)``; records the active set the preconditioner was built on."""
+        """``diag(A_j^T C A_j)``; records the row costs the preconditioner is built for."""
         out = np.zeros(n_weights)
         for b in self.blocks:
-            b.M_active = b.active
+            b.M_cost = b.row_cost.copy()
             if b.A_j.n_rows:
                 out += b.A_j.weighted_column_sq(b.cost_j)
         return out
@@ -445,15 +463,23 @@ class BlockWorker:
             b.best_p = b.p.copy()
 
     # --- results -------------------------------------------------------------------------
+    def _block(self, index: int) -> _Block:
+        return next(b for b in self.blocks if b.index == index)
+
+    def block_labels(self, index: int, coef, intercept, classes) -> np.ndarray:
+        """Transduced labels of partition ``index``'s rows (see :meth:`predict_index`)."""
+        b = self._block(index)
+        return classes[self._predict_block(b, coef, intercept)]
+
+    @staticmethod
+    def _predict_block(b, coef, intercept) -> np.ndarray:
+        scores = np.asarray(b.X @ coef.T + intercept)
+        idx = (scores[:, 0] > 0).astype(np.int64) if coef.shape[0] == 1 \
+            else np.argmax(scores, axis=1)
+        idx[b.lab] = b.y_index
+        return idx
+
     def predict_index(self, coef, intercept) -> list:
         """Per block: ``(partition, class index of every row)`` from the fitted hyperplanes
         (labeled rows keep their class); one-vs-rest picks the largest score."""
-        out = []
-        for b in self.blocks:
-            scores = b.X @ coef.T + intercept
-            scores = np.asarray(scores)
-            idx = (scores[:, 0] > 0).astype(np.int64) if coef.shape[0] == 1 \
-                else np.argmax(scores, axis=1)
-            idx[b.lab] = b.y_index
-            out.append((b.index, idx))
-        return out
+        return [(b.index, self._predict_block(b, coef, intercept)) for b in self.blocks]

@@ -77,6 +77,11 @@ class DistributedDesign:
         worker loss (set False to free the client's memory; recovery then needs callables).
     timeout : float, default=600
         Seconds to wait for one call on the workers before declaring them lost.
+    gather_transduction : bool, default=False
+        Fitted estimators' ``transduction_`` (one label per row) is a ``dask.array`` whose
+        chunks stay on the workers; ``True`` gathers it into a numpy array on the client
+        (``np.asarray(est.transduction_)`` does the same later, while the client lives; a
+        fitted estimator pickled for use without the cluster needs the numpy array).
 
     Attributes
     ----------
@@ -92,7 +97,8 @@ class DistributedDesign:
     _semisup_distributed = True  # what the estimators look for (no import of this module)
 
     def __init__(self, client, parts: Sequence, workers: Sequence[str] | None = None,
-                 max_restarts: int = 1, keep_local: bool = True, timeout: float = 600.0):
+                 max_restarts: int = 1, keep_local: bool = True, timeout: float = 600.0,
+                 gather_transduction: bool = False):
         if len(parts) == 0:
             raise ValueError("parts is empty: give at least one (X_part, y_part) pair or loader")
         for i, part in enumerate(parts):
@@ -103,6 +109,7 @@ class DistributedDesign:
         self._parts = list(parts) if keep_local else [p if callable(p) else None for p in parts]
         self._workers = list(workers) if workers is not None else None
         self.max_restarts = int(max_restarts)
+        self.gather_transduction = bool(gather_transduction)
         self.timeout = float(timeout)
         self.labels = DistributedLabels(self)
         self.reset_counters()
@@ -169,6 +176,9 @@ class DistributedDesign:
         self._actors = [f.result(timeout=self.timeout) for f in futures]
         self._actor_futures = futures
         self.workers = [w for w in workers if assign[w]]
+        keys = {w: f.key for w, f in zip(self.workers, futures, strict=True)}
+        self._partition_home = {entry[0]: (w, keys[w]) for w in self.workers
+                                for entry in assign[w]}
         desc = sorted(d for per in self._call("describe") for d in per)
         widths = {d[2] for d in desc}
         if len(widths) != 1:
@@ -186,6 +196,8 @@ class DistributedDesign:
         self.classes = np.unique(np.concatenate(labeled)) if labeled else np.empty(0)
         unl = self.partition_rows - self.partition_labeled
         self._unl_offsets = {i: int(v) for i, v in enumerate(np.cumsum(unl) - unl)}
+        rows = self.partition_rows
+        self._call("set_row_offsets", {i: int(v) for i, v in enumerate(np.cumsum(rows) - rows)})
 
     def restart(self) -> None:
         """Load the partitions again onto the workers now alive (after a worker loss)."""
@@ -205,6 +217,35 @@ class DistributedDesign:
         except Exception as exc:
             raise WorkerLostError(f"reloading the partitions failed ({type(exc).__name__}: "
                                   f"{exc})") from exc
+
+    def row_values(self, method: str, *args, dtype=np.int64):
+        """``BlockWorker.<method>(partition, *args)`` for every partition, as one dask array
+        in row order whose chunks stay on the workers (nothing is gathered here).
+
+        Computed now (the chunks are results, not a pending graph), so they survive
+        :meth:`close` and later changes of the workers' state.
+        """
+        import dask
+        import dask.array as da
+        from distributed import wait
+
+        from semisup.distributed._worker import block_call
+
+        futures = []
+        for i in range(len(self.partition_rows)):
+            worker, key = self._partition_home[i]
+            futures.append(self.client.submit(block_call, key, method, i, *args,
+                                              workers=[worker], allow_other_workers=False,
+                                              pure=False))
+        wait(futures, timeout=self.timeout)
+        failed = [f for f in futures if f.status != "finished"]
+        if failed:
+            self._lost = self._lost_workers()
+            raise WorkerLostError(f"computing {method!r} per partition failed on worker(s) "
+                                  f"{sorted(self._lost) or '(unknown)'}: {failed[0].exception()}")
+        chunks = [da.from_delayed(dask.delayed(f), shape=(int(n),), dtype=dtype)
+                  for f, n in zip(futures, self.partition_rows, strict=True)]
+        return da.concatenate(chunks)
 
     def close(self) -> None:
         """Release the workers' blocks."""

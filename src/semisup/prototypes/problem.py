@@ -112,12 +112,28 @@ class PrototypeGraph:
         lap = NystromLaplacian(E, Kv, kind=laplacian, rtol=1e-10)
         gram = weighted_cross(H)
         graph = lap.project(H, gram=gram)
+        self._set_products(H, X.shape[0], laplacian, float(lap.degree.sum()), gram, graph, Kv)
+
+    @classmethod
+    def from_products(cls, H, n: int, laplacian: str, degree_sum: float, gram: np.ndarray,
+                      graph: np.ndarray, Kv: np.ndarray) -> PrototypeGraph:
+        """The same object from ``H^T H``, ``H^T S H`` and ``K_v`` computed elsewhere.
+
+        Used by the distributed PVM (:mod:`semisup.distributed`), whose workers sum the
+        ``m x m`` products over their row blocks; ``H`` then only needs the rows that
+        :meth:`solve` will be given as ``labeled``, and ``n`` is the number of all rows.
+        """
+        self = cls.__new__(cls)
+        self._set_products(H, n, laplacian, degree_sum, gram, graph, Kv)
+        return self
+
+    def _set_products(self, H, n, laplacian, degree_sum, gram, graph, Kv) -> None:
         sig, U = psd_eigh(gram, RTOL)
         P = U / np.sqrt(sig)
         self.H = H
-        self.n = X.shape[0]
+        self.n = int(n)
         self.laplacian = laplacian
-        self.degree_sum = float(lap.degree.sum())
+        self.degree_sum = float(degree_sum)
         self.P = P
         self.graph_w = P.T @ graph @ P          # P^T H^T S H P
         self.Kv_w = P.T @ Kv @ P                # P^T K_v P (RKHS regulariser)

@@ -247,6 +247,12 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, Cl
         self
         """
         self._check_probability()
+        if getattr(type(X), "_semisup_distributed", False):  # row blocks on a Dask cluster
+            from semisup.distributed._estimators import fit_pvm_distributed
+
+            with verbosity(self.verbose):
+                fit_pvm_distributed(self, X, y)
+            return self
         with verbosity(self.verbose):
             data = self._fit(X, y)
             self._fit_probability(data.X, y)
@@ -280,23 +286,28 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, Cl
         timings["solve"] = time.perf_counter() - t0
         self._log(f"solve in {timings['solve']:.3f} s")
 
-        self.classes_ = data.classes
-        self.prototypes_ = V
-        self.prototype_labels_ = F
-        self.intercept_ = b
-        self.gamma_ = gamma
-        self.graph_scale_ = sol.graph_scale
-        self.n_prototypes_ = V.shape[0]
-        self.n_features_in_ = X.shape[1]
-        self.timings_ = timings
-        self.n_iter_ = sol.n_iter
         transduction = np.empty(X.shape[0], dtype=data.classes.dtype)
         transduction[data.labeled] = data.classes[data.y_index]
         if data.unlabeled.size:
             scores = np.asarray(graph.H[data.unlabeled] @ F) + b
+            self.classes_ = data.classes
             transduction[data.unlabeled] = self._labels(scores)
-        self.transduction_ = transduction
+        self._set_fitted(data.classes, V, sol, gamma, X.shape[1], timings, transduction)
         return data
+
+    def _set_fitted(self, classes, V, sol, gamma, n_features, timings, transduction) -> None:
+        """The fitted attributes (shared with the distributed fit)."""
+        self.classes_ = classes
+        self.prototypes_ = V
+        self.prototype_labels_ = sol.prototype_labels
+        self.intercept_ = sol.intercept
+        self.gamma_ = gamma
+        self.graph_scale_ = sol.graph_scale
+        self.n_prototypes_ = V.shape[0]
+        self.n_features_in_ = n_features
+        self.timings_ = timings
+        self.n_iter_ = sol.n_iter
+        self.transduction_ = transduction
 
     # ------------------------------------------------------------------ prediction
 

@@ -43,26 +43,36 @@ class CGLSResult:
 # The vector work of an iteration fused into three compiled passes: as a dozen numpy calls
 # it cost about half of the two mat-vecs on text-sized problems (bench_cgls_overhead.py).
 @njit(cache=True, nogil=True)
-def _curvature(p, Rp, q, cost, Cq) -> float:
-    """``Cq = C q``; returns ``p^T R p + q^T C q``."""
-    a = 0.0
-    for i in range(p.shape[0]):
-        a += p[i] * Rp[i]
+def _weighted_sq(q, cost, Cq) -> float:
+    """``Cq = C q``; returns ``q^T C q``."""
     b = 0.0
     for k in range(q.shape[0]):
         Cq[k] = cost[k] * q[k]
         b += q[k] * Cq[k]
-    return a + b
+    return b
 
 
 @njit(cache=True, nogil=True)
-def _update(gamma, p, Rp, Cq, x, Rx, z) -> None:
-    """``x += gamma p``, ``Rx += gamma R p``, ``z -= gamma C q``."""
+def _dot(p, Rp) -> float:
+    a = 0.0
+    for i in range(p.shape[0]):
+        a += p[i] * Rp[i]
+    return a
+
+
+@njit(cache=True, nogil=True)
+def _axpy(gamma, v, out) -> None:
+    """``out -= gamma v``."""
+    for k in range(out.shape[0]):
+        out[k] -= gamma * v[k]
+
+
+@njit(cache=True, nogil=True)
+def _step(gamma, p, Rp, x, Rx) -> None:
+    """``x += gamma p``, ``Rx += gamma R p``."""
     for i in range(x.shape[0]):
         x[i] += gamma * p[i]
         Rx[i] += gamma * Rp[i]
-    for k in range(z.shape[0]):
-        z[k] -= gamma * Cq[k]
 
 
 @njit(cache=True, nogil=True)
@@ -133,44 +143,95 @@ def cgls(A, cost: np.ndarray, target: np.ndarray, reg, x0: np.ndarray | None = N
     n = A.shape[1]
     x = np.zeros(n) if x0 is None else np.array(x0, dtype=np.float64, copy=True)
     cost = np.asarray(cost, dtype=np.float64)
-    z = cost * (target - A.matvec(x))           # weighted data residual
-    Rx = reg.matvec(x)
-    r = A.rmatvec(z) - Rx                       # residual of the normal equations
-    # the right-hand side norm; with a zero seed it is the initial residual
-    b_norm = float(np.linalg.norm(A.rmatvec(cost * target))) if x0 is not None \
-        else float(np.linalg.norm(r))
-    if b_norm == 0.0:
-        b_norm = 1.0
     M = precondition if callable(precondition) else make_preconditioner(precondition, A,
                                                                           cost, reg)
+    return cgls_rows(LocalRows(A, cost, target), reg, x, M, tol, max_iter,
+                     compiled=use_compiled_vectors(max(A.shape)), zero_seed=x0 is None)
+
+
+class LocalRows:
+    """The row half of a CGLS iteration held in this process: ``z = C (t - A x)``, ``q = A p``.
+
+    :func:`cgls_rows` talks to the rows only through :meth:`start`, :meth:`curvature` and
+    :meth:`update` (``n``-vectors in, ``d``-vectors and scalars out), so the same iteration
+    runs on rows held elsewhere (:mod:`semisup.distributed`).
+    """
+
+    def __init__(self, A, cost: np.ndarray, target: np.ndarray):
+        self.A, self.cost, self.target = A, cost, target
+        self.compiled = use_compiled_vectors(max(A.shape))
+
+    def start(self, x: np.ndarray, rhs_norm: bool) -> tuple[np.ndarray, float | None]:
+        """``z = C (t - A x)``; returns ``A^T z`` and, if asked, ``||A^T C t||``."""
+        A = self.A
+        self.z = self.cost * (self.target - A.matvec(x))
+        self.Cq = np.empty(A.shape[0])
+        norm = float(np.linalg.norm(A.rmatvec(self.cost * self.target))) if rhs_norm else None
+        return A.rmatvec(self.z), norm
+
+    def curvature(self, p: np.ndarray) -> float:
+        """``q = A p``, ``C q`` kept; returns ``q^T C q``."""
+        q = self.A.matvec(p)
+        if self.compiled:
+            return _weighted_sq(q, self.cost, self.Cq)
+        np.multiply(self.cost, q, out=self.Cq)
+        return float(q @ self.Cq)
+
+    def update(self, gamma: float) -> np.ndarray:
+        """``z -= gamma C q``; returns ``A^T z``."""
+        if self.compiled:
+            _axpy(gamma, self.Cq, self.z)
+        else:
+            self.z -= gamma * self.Cq
+        return self.A.rmatvec(self.z)
+
+
+def cgls_rows(rows, reg, x: np.ndarray, M, tol: float, max_iter: int, compiled: bool = False,
+              zero_seed: bool = False) -> CGLSResult:
+    """The CGLS iteration of :func:`cgls` on a row object (:class:`LocalRows` or one whose
+    rows live elsewhere), starting from ``x`` (updated in place).
+
+    Parameters
+    ----------
+    rows : LocalRows-like
+        ``start``, ``curvature``, ``update`` as :class:`LocalRows`.
+    reg : regulariser
+    x : ndarray of shape (n_weights,)
+    M : callable, Diagonal or None
+        Preconditioner ``r -> M^-1 r``.
+    tol, max_iter : as :func:`cgls`.
+    compiled : bool
+        Fuse the ``d``-vector work into compiled passes.
+    zero_seed : bool
+        ``x`` is zero: the initial residual is the right-hand side (saves one product).
+    """
+    data_r, b_norm = rows.start(x, not zero_seed)
+    Rx = reg.matvec(x)
+    r = data_r - Rx                             # residual of the normal equations
+    # the right-hand side norm; with a zero seed it is the initial residual
+    if b_norm is None:
+        b_norm = float(np.linalg.norm(r))
+    if b_norm == 0.0:
+        b_norm = 1.0
     inverse = M.inverse if isinstance(M, Diagonal) else None
     s = r if M is None else M(r)
     rho = float(r @ s)
     omega = float(r @ r)
     p = s.copy()
-    Cq = np.empty(A.shape[0])
     threshold = (tol * b_norm) ** 2
-    # small systems: numpy's vector operations (no numba import, no compilation)
-    compiled = use_compiled_vectors(max(A.shape))
     it = 0
     while omega > threshold and it < max_iter:
-        q = A.matvec(p)
         Rp = reg.matvec(p)
-        if compiled:
-            curvature = _curvature(p, Rp, q, cost, Cq)
-        else:
-            np.multiply(cost, q, out=Cq)
-            curvature = float(p @ Rp) + float(q @ Cq)
+        curvature = (_dot(p, Rp) if compiled else float(p @ Rp)) + rows.curvature(p)
         if curvature <= 0.0:  # R + A^T C A is singular along p: nothing left to gain
             break
         gamma = rho / curvature
         if compiled:
-            _update(gamma, p, Rp, Cq, x, Rx, z)
+            _step(gamma, p, Rp, x, Rx)
         else:
             x += gamma * p
             Rx += gamma * Rp
-            z -= gamma * Cq
-        r = A.rmatvec(z)
+        r = rows.update(gamma)
         if compiled and inverse is not None:
             rho_new, omega = _next_direction_diagonal(r, Rx, inverse, p, rho)
         else:

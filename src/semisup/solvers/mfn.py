@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from semisup._accel import use_compiled_vectors
 from semisup._logging import get_logger, report_unconverged
 from semisup.losses import HingeTerms
-from semisup.solvers.cgls import cgls
+from semisup.solvers.cgls import LocalRows, cgls_rows
 from semisup.solvers.line_search import exact_line_search
 from semisup.solvers.preconditioners import make_preconditioner
 
@@ -108,43 +109,109 @@ def l2svm_mfn(A, terms: HingeTerms, reg, w0: np.ndarray | None = None,
     -------
     MFNResult
     """
-    n = A.shape[1]
-    w = np.zeros(n) if w0 is None else np.array(w0, dtype=np.float64, copy=True)
-    if outputs0 is not None:
-        o = np.array(outputs0, dtype=np.float64, copy=True)
-    else:
-        o = np.zeros(A.shape[0]) if w0 is None else A.matvec(w)
+    return mfn_rows(LocalMFNRows(A, terms, outputs0), reg, A.shape[1], w0=w0, tol=tol,
+                    max_iter=max_iter, max_cg_iter=max_cg_iter, loose_tol=loose_tol,
+                    loose_cg_iter=loose_cg_iter, obj_rtol=obj_rtol, precondition=precondition,
+                    preconditioner0=preconditioner0, verbose=verbose)
+
+
+class LocalMFNRows:
+    """The per-row half of L2-SVM-MFN in this process: outputs ``o``, the active set.
+
+    :func:`mfn_rows` reaches the rows only through these methods (``d``-vectors in, scalars
+    and ``d``-vectors out), so the same Newton iteration runs on rows held elsewhere
+    (:mod:`semisup.distributed`).
+    """
+
+    def __init__(self, A, terms: HingeTerms, outputs0: np.ndarray | None = None):
+        self.A, self.terms, self.outputs0 = A, terms, outputs0
+
+    def start(self, w: np.ndarray | None) -> float:
+        """Outputs at the seed ``w`` (zero without one); returns the loss there."""
+        if self.outputs0 is not None:
+            self.o = np.array(self.outputs0, dtype=np.float64, copy=True)
+        else:
+            self.o = np.zeros(self.A.shape[0]) if w is None else self.A.matvec(w)
+        self.row_cost = np.zeros(self.A.shape[0])
+        return self.terms.value(self.o)
+
+    def newton_system(self) -> int:
+        """Active set ``j(w)`` and the least-squares rows of eq. 4; returns their number."""
+        self.active = self.terms.active(self.o)
+        self.rows, self.cost, self.target = self.terms.newton_system(self.active)
+        self.A_j = self.A.restrict(self.rows)
+        self.row_cost[:] = 0.0
+        self.row_cost[self.rows] = self.cost
+        return self.rows.size
+
+    def preconditioner(self, kind, reg, previous: tuple | None) -> tuple:
+        """``previous`` while the row costs moved by at most 5% (l1) since it was built, a
+        new ``(M, row costs)`` otherwise: the Hessian of eq. 4 changes only through the row
+        costs (rows entering or leaving the active set, DA's beliefs)."""
+        M, M_cost = (None, None) if previous is None else previous
+        if M is None or M_cost.shape != self.row_cost.shape or \
+                np.abs(self.row_cost - M_cost).sum() > REUSE_PRECONDITIONER * M_cost.sum():
+            M, M_cost = make_preconditioner(kind, self.A_j, self.cost, reg), self.row_cost.copy()
+        return M, M_cost
+
+    def cg_rows(self) -> LocalRows:
+        return LocalRows(self.A_j, self.cost, self.target)
+
+    def compiled(self) -> bool:
+        return use_compiled_vectors(max(self.A_j.shape))
+
+    def newton_point(self, w_bar: np.ndarray) -> bool:
+        """Whether the Newton point keeps the active set it was computed on."""
+        self.o_bar = self.A.matvec(w_bar)
+        return np.array_equal(self.terms.active(self.o_bar), self.active)
+
+    def accept_newton_point(self) -> float:
+        self.o = self.o_bar
+        return self.terms.value(self.o)
+
+    def line_search(self, reg_cross: float, reg_curv: float) -> float:
+        t = self.terms
+        return exact_line_search(self.o, self.o_bar, t.y, t.cost, reg_cross, reg_curv,
+                                 rows=t.rows, margin=t.margin)
+
+    def step(self, delta: float) -> float:
+        self.o += delta * (self.o_bar - self.o)
+        return self.terms.value(self.o)
+
+    def finish(self, w: np.ndarray) -> tuple[float, np.ndarray]:
+        """Loss and outputs recomputed at ``w`` (drops the round-off of the updates)."""
+        self.o = self.A.matvec(w)
+        return self.terms.value(self.o), self.o
+
+
+def mfn_rows(rows, reg, n_weights: int, w0: np.ndarray | None = None, tol: float = 1e-6,
+             max_iter: int = 50, max_cg_iter: int = 10_000, loose_tol: float = 1e-2,
+             loose_cg_iter: int = 10, obj_rtol: float = 1e-9, precondition="auto",
+             preconditioner0: tuple | None = None, verbose: int = 0) -> MFNResult:
+    """The Newton iteration of :func:`l2svm_mfn` on a row object (:class:`LocalMFNRows` or
+    one whose rows live elsewhere); the parameters are those of :func:`l2svm_mfn`."""
+    w = np.zeros(n_weights) if w0 is None else np.array(w0, dtype=np.float64, copy=True)
     loose = w0 is None
-    f = reg.value(w) + terms.value(o)
+    f = reg.value(w) + rows.start(None if w0 is None else w)
     history = [f]
     n_cg = 0
     converged = False
     it = 0
-    M, M_cost = (None, None) if preconditioner0 is None else preconditioner0
-    row_cost = np.zeros(A.shape[0])
+    M = preconditioner0
     while it < max_iter:
         it += 1
         cg_tol, cg_max = (loose_tol, loose_cg_iter) if loose else (tol, max_cg_iter)
-        active = terms.active(o)
-        rows, cost, target = terms.newton_system(active)
-        A_j = A.restrict(rows)
-        row_cost[:] = 0.0
-        row_cost[rows] = cost
-        if M is None or M_cost.shape != row_cost.shape or \
-                np.abs(row_cost - M_cost).sum() > REUSE_PRECONDITIONER * M_cost.sum():
-            # the Hessian of eq. 4 changes only through the row costs (rows entering or
-            # leaving the active set, DA's beliefs): one built for nearby costs still serves
-            M, M_cost = make_preconditioner(precondition, A_j, cost, reg), row_cost.copy()
-        res = cgls(A_j, cost, target, reg, x0=w, tol=cg_tol, max_iter=cg_max,
-                   precondition=False if M is None else M)
+        n_rows = rows.newton_system()
+        M = rows.preconditioner(precondition, reg, M)
+        res = cgls_rows(rows.cg_rows(), reg, w.copy(), M[0], cg_tol, cg_max,
+                        compiled=rows.compiled())
         n_cg += res.n_iter
         w_bar = res.x
-        o_bar = A.matvec(w_bar)
-        if res.converged and np.array_equal(terms.active(o_bar), active):
+        if rows.newton_point(w_bar) and res.converged:
             # Newton point keeps the active set it was computed on: it is the minimiser
             # of eq. 2 (up to the CG tolerance); no line search is needed.
-            w, o = w_bar, o_bar
-            f_new = reg.value(w) + terms.value(o)
+            w = w_bar
+            f_new = reg.value(w) + rows.accept_newton_point()
             history.append(f_new)
             if loose:
                 loose = False
@@ -154,22 +221,20 @@ def l2svm_mfn(A, terms: HingeTerms, reg, w0: np.ndarray | None = None,
             break
         step = w_bar - w
         Rstep = reg.matvec(step)
-        delta = exact_line_search(o, o_bar, terms.y, terms.cost, float(w @ Rstep),
-                                  float(step @ Rstep), rows=terms.rows, margin=terms.margin)
+        delta = rows.line_search(float(w @ Rstep), float(step @ Rstep))
         w += delta * step
-        o += delta * (o_bar - o)
-        f_new = reg.value(w) + terms.value(o)
+        f_new = reg.value(w) + rows.step(delta)
         history.append(f_new)
         if verbose > 1:
             logger.debug("mfn it=%d f=%.10g delta=%.3g |j|=%d cg=%d", it, f_new, delta,
-                         rows.size, res.n_iter)
+                         n_rows, res.n_iter)
         if not loose and f - f_new <= obj_rtol * abs(f_new):
             converged = True
             break
         f = f_new
-    o = A.matvec(w)  # drop the round-off accumulated by the output updates
+    loss, o = rows.finish(w)
     if not converged:
         report_unconverged("mfn", f"Newton max_iter={max_iter}")
-    return MFNResult(w=w, outputs=o, objective=reg.value(w) + terms.value(o), n_iter=it,
+    return MFNResult(w=w, outputs=o, objective=reg.value(w) + loss, n_iter=it,
                      n_cg_iter=n_cg, converged=converged, history=history,
-                     preconditioner=None if M is None else (M, M_cost))
+                     preconditioner=None if M is None or M[0] is None else M)
