@@ -261,3 +261,51 @@ def test_prior_offset_routes_agree_on_imbalanced_data():
     np.testing.assert_array_equal(exact.transduction_, low.transduction_)
     assert low.lmi_min_eig_ >= -1e-5
     assert low.objective_ - low.dual_objective_ <= 1e-5 * low.objective_
+
+
+# ---------------------------------------------------------------- TSVM refinement of the rounding
+def test_tsvm_initial_labels_hook_reproduces_the_default_start():
+    """``labels_u0`` equal to the paper's thresholded start gives the default TSVM run."""
+    from semisup.losses import HingeTerms
+    from semisup.regularizers import Ridge
+    from semisup.solvers.design import Design
+    from semisup.solvers.mfn import l2svm_mfn
+    from semisup.solvers.s3vm import initial_labels, transductive_svm
+
+    X, y, yt = blobs(n=60, l_per_class=3, sep=1.0, seed=3)
+    order = np.r_[np.flatnonzero(y != -1), np.flatnonzero(y == -1)]
+    A = Design(X[order], True, 1.0)
+    l = int((y != -1).sum())
+    y_l = np.where(y[order][:l] == 1, 1.0, -1.0)
+    ref = transductive_svm(A, l, y_l, 1e-3, 1.0, 0.5)
+    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, np.full(l, 1.0 / l)),
+                    Ridge(1e-3))
+    start = initial_labels(A.matvec(sup.w)[l:], 0.5)
+    hooked = transductive_svm(A, l, y_l, 1e-3, 1.0, 0.5, labels_u0=start)
+    np.testing.assert_array_equal(hooked.labels_u, ref.labels_u)
+    assert hooked.objective == pytest.approx(ref.objective, rel=1e-12)
+    # another start is honoured: its number of positives is kept
+    other = np.where(np.arange(start.size) % 3 == 0, 1.0, -1.0)
+    res = transductive_svm(A, l, y_l, 1e-3, 1.0, 0.5, labels_u0=other)
+    assert np.sum(res.labels_u > 0) == np.sum(other > 0)
+    with pytest.raises(ValueError, match="labels_u0"):
+        transductive_svm(A, l, y_l, 1e-3, 1.0, 0.5, labels_u0=np.zeros(start.size))
+
+
+@pytest.mark.parametrize("solver", ["scs", "lowrank"])
+def test_ctsvm_tsvm_refinement_descends_from_the_rounded_labels(solver):
+    # a hard draw (the rounding is poor, so the TSVM has labels to switch)
+    X, y, yt = blobs(n=60, l_per_class=3, sep=1.0, seed=3)
+    kw = dict(C_l=10.0, gamma=0.5, solver=solver)
+    plain = ConvexTSVM(**kw).fit(X, y)
+    ref = ConvexTSVM(refine="tsvm", **kw).fit(X, y)
+    unl = y == -1
+    info = ref.fit_results_["refine"]
+    # the same relaxation, refined labels: a descent of the TSVM objective from the rounding
+    np.testing.assert_allclose(ref.relaxed_scores_, plain.relaxed_scores_)
+    assert info["objective"] <= info["start_objective"] + 1e-12
+    changed = int(np.sum(ref.transduction_[unl] != plain.transduction_[unl]))
+    assert changed == info["changed"]
+    assert np.sum(ref.transduction_[unl] == 1) == np.sum(plain.transduction_[unl] == 1)
+    with pytest.raises(ValueError, match="refine"):
+        ConvexTSVM(refine="da").fit(X, y)

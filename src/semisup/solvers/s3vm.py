@@ -158,7 +158,8 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
                      lam_u_init: float = 1e-5, lam_u_growth: float = 1.5,
                      mfn_options: dict | None = None, max_rounds: int = 100_000,
                      reg=None, verbose: int = 0,
-                     sample_weight: np.ndarray | None = None) -> TSVMResult:
+                     sample_weight: np.ndarray | None = None,
+                     labels_u0: np.ndarray | None = None) -> TSVMResult:
     """Transductive L2-SVM-MFN with multiple switching.
 
     Parameters
@@ -193,6 +194,10 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
         (:func:`semisup.losses.split_sample_weight`).  Label switching keeps the paper's
         rule (exact for equal weights of the switched pair) and the balance constraint
         counts rows.
+    labels_u0 : ndarray of shape (u,), optional
+        Initial ``+1/-1`` labels of the unlabeled rows (e.g. a rounded convex relaxation)
+        instead of thresholding the supervised outputs at ``positive_fraction``; switching
+        keeps their number of positives.  ``None`` (default): the paper's start.
     """
     opts = dict(mfn_options or {})
     l = n_labeled
@@ -204,7 +209,12 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
     if u == 0:
         return TSVMResult(w=w, labels_u=np.empty(0), objective=sup.objective, n_iter=1,
                           n_switches=0, n_cg_iter=sup.n_cg_iter, history=[])
-    labels_u = initial_labels(o[l:], positive_fraction)
+    if labels_u0 is None:
+        labels_u = initial_labels(o[l:], positive_fraction)
+    else:
+        labels_u = np.asarray(labels_u0, dtype=np.float64)
+        if labels_u.shape != (u,) or not np.all(np.abs(labels_u) == 1):
+            raise ValueError(f"labels_u0 must hold +1/-1 for each of the {u} unlabeled rows")
     y = np.concatenate([y_l, labels_u])
     cost = np.empty(l + u)
     cost[:l] = c_l

@@ -23,8 +23,13 @@ def centre_kernel(K: np.ndarray):
     """Double-centre a kernel (``H K H``); return it with the row means and grand mean."""
     row_mean = K.mean(axis=1)
     grand = float(row_mean.mean())
-    Kc = K - row_mean[:, None] - row_mean[None, :] + grand
-    return 0.5 * (Kc + Kc.T), row_mean, grand
+    # in place: one n x n temporary at a time (n = 8,000 is 512 MB per copy)
+    Kc = K - row_mean[:, None]
+    Kc -= row_mean[None, :]
+    Kc += grand
+    np.add(Kc, Kc.T, out=Kc)
+    Kc *= 0.5
+    return Kc, row_mean, grand
 
 
 def check_psd_kernel(K: np.ndarray, name: str = "X") -> None:

@@ -103,7 +103,8 @@ class ConvexTSVM(KernelTransductiveBase):
     out_of_sample : {'expansion', 'svm'}
         Rule of ``decision_function`` (see above).
     rank : int
-        Initial rank of the low-rank route.
+        Initial rank of the low-rank route (the optima measured had rank 3-7; starting at
+        8 avoids the rank escapes, each of which costs an augmented Lagrangian round).
     max_rank : int
         Largest rank after rank escapes.
     tol : float
@@ -117,6 +118,16 @@ class ConvexTSVM(KernelTransductiveBase):
         centred kernel forces ``sum z = 0``, which pulls the unlabeled rows towards a balanced
         split; the offset moves that centre to the labeled prior (for imbalanced data).  The
         constraints stay convex: ``y_i (w_i + b0) >= 1``, ``W_ii + 2 b0 w_i + b0^2 >= 1``.
+    refine : {'none', 'tsvm'}
+        ``'none'`` (default): the rounded labels.  ``'tsvm'``: refine them by the
+        multi-switch TSVM (:func:`semisup.solvers.s3vm.transductive_svm`, ``labels_u0``)
+        started from them, on the relaxation's own features (the rows of the Cholesky
+        factor of the centred kernel, or ``X`` for the linear kernel) with an intercept and
+        the TSVM's default weights ``lam = 1e-3``, ``lam_u = 1``.  ``lam_u`` is not
+        annealed: annealing from a small ``lam_u`` lets the supervised fit overwrite the
+        start.  Switching keeps the rounded labels' number of positives.  Changes
+        ``transduction_`` (and the ``'svm'`` out-of-sample rule, refitted on it);
+        ``relaxed_scores_`` stay the relaxation's.
     random_state : int, RandomState or None
         Initial point of the low-rank route.
 
@@ -149,7 +160,9 @@ class ConvexTSVM(KernelTransductiveBase):
     fit_time_ : float
         Seconds in the solver.
     fit_results_ : dict
-        Solver details (status, iterations, rank, history).
+        Solver details (status, iterations, rank, history); with ``refine='tsvm'`` also
+        ``'refine'``: the TSVM objective at the rounded labels and after switching, the
+        number of switches and of changed labels.
     n_train_ : int
         Number of training rows.
     """
@@ -159,8 +172,8 @@ class ConvexTSVM(KernelTransductiveBase):
                  coef0: float = 1.0, ridge: float = 1e-2, fit_intercept: bool = False,
                  intercept_ridge: float = 1e-2, slack: str = "hinge", solver: str = "auto",
                  max_exact: int = 300, rounding: str = "sign", out_of_sample: str = "expansion",
-                 rank: int = 2, max_rank: int = 20, tol: float = 1e-5, max_iter: int = 100_000,
-                 offset="prior", random_state=0):
+                 rank: int = 8, max_rank: int = 20, tol: float = 1e-5, max_iter: int = 100_000,
+                 offset="prior", refine: str = "none", random_state=0):
         self.C_l = C_l
         self.C_u = C_u
         self.epsilon = epsilon
@@ -181,6 +194,7 @@ class ConvexTSVM(KernelTransductiveBase):
         self.tol = tol
         self.max_iter = max_iter
         self.offset = offset
+        self.refine = refine
         self.random_state = random_state
 
     # ------------------------------------------------------------------ parameters
@@ -193,6 +207,8 @@ class ConvexTSVM(KernelTransductiveBase):
             raise ValueError(f"slack must be 'hinge' or 'squared', got {self.slack!r}")
         if self.rounding not in ("sign", "eigenvector"):
             raise ValueError(f"rounding must be 'sign' or 'eigenvector', got {self.rounding!r}")
+        if self.refine not in ("none", "tsvm"):
+            raise ValueError(f"refine must be 'none' or 'tsvm', got {self.refine!r}")
         if self.out_of_sample not in ("expansion", "svm"):
             raise ValueError("out_of_sample must be 'expansion' or 'svm', got "
                              f"{self.out_of_sample!r}")
@@ -300,6 +316,10 @@ class ConvexTSVM(KernelTransductiveBase):
         lab_pm = np.empty(n)
         lab_pm[labeled] = y_l
         lab_pm[unl] = np.where(score_u >= 0, 1.0, -1.0)
+        features = self.__dict__.pop("_refine_features", None)
+        if self.refine == "tsvm":
+            lab_pm[unl] = self._refine_tsvm(X if features is None else features, labeled,
+                                            unl, y_l, lab_pm[unl])
         self.transduction_ = self.classes_[(lab_pm > 0).astype(int)]
         self._labels_pm = lab_pm
         if self.out_of_sample == "svm":
@@ -307,6 +327,21 @@ class ConvexTSVM(KernelTransductiveBase):
             self._svm = fit_precomputed_svm(K, lab_pm, C_l if np.isfinite(C_l) else 1e6)
         self.__dict__.pop("_K_uncentred", None)
         return self
+
+    def _refine_tsvm(self, F, labeled, unl, y_l, labels_u):
+        """Multi-switch TSVM started from the rounded labels (see ``refine``)."""
+        from semisup.solvers.design import Design
+        from semisup.solvers.s3vm import transductive_svm
+
+        A = Design(F, True, 1.0).restrict(np.concatenate([labeled, unl]))
+        res = transductive_svm(A, labeled.size, y_l, 1e-3, 1.0, float(np.mean(labels_u > 0)),
+                               lam_u_init=1.0, labels_u0=labels_u)
+        # history[0]: the TSVM objective with the rounded labels (lam_u' = lam_u from the start)
+        self.fit_results_["refine"] = dict(objective=res.objective,
+                                           start_objective=res.history[0]["objective"],
+                                           n_switches=res.n_switches,
+                                           changed=int(np.sum(res.labels_u != labels_u)))
+        return res.labels_u
 
     def _leading_vector(self, labeled, y_l):
         Zf = np.column_stack([self.relaxed_scores_, self._Q])
@@ -329,14 +364,18 @@ class ConvexTSVM(KernelTransductiveBase):
         ridge = self.ridge * max(float(np.mean(np.diag(Kr))), 1e-12)
         Kr[np.diag_indices_from(Kr)] += ridge
         try:
-            chol = sla.cho_factor(Kr, lower=True)
+            # Kr.T is Kr (symmetric) in Fortran order, so LAPACK factors it in place
+            chol = sla.cho_factor(Kr.T, lower=True, overwrite_a=solver == "lowrank")
         except np.linalg.LinAlgError as exc:
             raise ValueError("the kernel plus ridge is not positive definite; raise ridge") \
                 from exc
         if solver == "lowrank":
-            Lc = np.tril(chol[0])
-            res = ctsvm_lowrank(FeatureFactor(dense=Lc), y_l, labeled, C, eps, rank=self.rank,
-                                max_rank=self.max_rank, tol=self.tol,
+            Lc = chol[0]             # only its lower triangle is ever read (trmm, trsm)
+            del Kr
+            if self.refine == "tsvm":
+                self._refine_features = np.tril(Lc)
+            res = ctsvm_lowrank(FeatureFactor(dense=Lc, lower=True), y_l, labeled, C, eps,
+                                rank=self.rank, max_rank=self.max_rank, tol=self.tol,
                                 max_outer=min(self.max_iter, 200), offset=self.offset_,
                                 random_state=self.random_state)
             self._store_lowrank(res)
@@ -344,6 +383,8 @@ class ConvexTSVM(KernelTransductiveBase):
             self._beta = sla.solve_triangular(Lc, res.u, lower=True, trans="T")
             self.intercept_ = 0.0
             return
+        if self.refine == "tsvm":
+            self._refine_features = np.tril(chol[0])
         Kinv = sla.cho_solve(chol, np.eye(n))
         Kinv = 0.5 * (Kinv + Kinv.T)
         if self.fit_intercept:
