@@ -48,6 +48,7 @@ from semisup.weak import MixtureSSL, UniversumSVM  # noqa: E402
 warnings.simplefilter("ignore")
 
 GRID = {"C_L": [1.0, 10.0, 100.0], "C_U": [1.0, 10.0, 100.0], "epsilon": [0.2]}
+FIXED = {"C": 10.0, "epsilon": 0.2}
 
 
 def tsvm_for(C_L: float, C_U: float, l: int, u: int) -> TransductiveSVM:
@@ -88,46 +89,82 @@ def synthetic(rng, std_irr: float, n_lab=5, n_rel=30, n_irr=30, n_test=500):
     return X, y, irrelevant, Xt, yt
 
 
-def run_synthetic(reps: int, sdp_reps: int, stds=(0.1, 0.2, 0.3)) -> str:
-    rows = []
+def run_synthetic(reps: int, sdp_reps: int, stds=(0.1, 0.2, 0.3), tag: str = "") -> str:
+    """Chapter 7 synthetic, resumable: one JSON line per (spread, repetition, route).
+
+    Repetition ``rep`` of spread ``std`` draws from ``default_rng([rep, round(100 std)])``;
+    the scalable columns run for every repetition first, the SDP route on the first
+    ``sdp_reps`` afterwards.
+    """
+    log = RESULTS_DIR / f"weak_synthetic{tag}_runs.jsonl"
+    done = {(r["std"], r["rep"], r["kind"]) for r in _load_jsonl(log)}
+
+    def task(std, rep):
+        return synthetic(np.random.default_rng([rep, round(100 * std)]), std)
+
+    def fit_one(m, X, y, irr, Xt, yt):
+        _, wall, cpu = _timed(m.fit, X, y)
+        out = {"err": 100 * (1 - m.score(Xt, yt)), "wall": wall, "cpu": cpu}
+        if isinstance(m, MixtureSSL):
+            out["irr_flagged"] = 100 * float(np.mean(~m.relevant_[irr]))
+            out["rel_flagged"] = 100 * float(np.mean(~m.relevant_[(~irr) & (y == -1)]))
+        return out
+
+    for kind, n_rep in (("scalable", reps), ("sdp", sdp_reps)):
+        for rep in range(n_rep):
+            for std in stds:
+                if (std, rep, kind) in done:
+                    continue
+                X, y, irr, Xt, yt = task(std, rep)
+                l, u = int(np.sum(y != -1)), int(np.sum(y == -1))
+                rec = {"std": std, "rep": rep, "kind": kind}
+                if kind == "scalable":
+                    models = {"USVM": UniversumSVM(C=100.0, C_universum=100.0, epsilon=0.2),
+                              "SSL": tsvm_for(100.0, 100.0, l, u),
+                              "USSL": MixtureSSL(C_L=100.0, C_U=100.0, epsilon=0.2)}
+                else:
+                    models = {"USSL-SDP": MixtureSSL(C_L=100.0, C_U=100.0, epsilon=0.2,
+                                                     method="sdp")}
+                for name, m in models.items():
+                    rec[name] = fit_one(m, X, y, irr, Xt, yt)
+                _append_jsonl(log, rec)
+                print(std, rep, kind, {k: round(v["err"], 2) for k, v in rec.items()
+                                       if isinstance(v, dict)}, flush=True)
+    return synthetic_table(tag, stds)
+
+
+def synthetic_table(tag: str, stds) -> str:
+    recs = _load_jsonl(RESULTS_DIR / f"weak_synthetic{tag}_runs.jsonl")
+    rows, n_below = [], 0
     for std in stds:
-        rng = np.random.default_rng(0)
-        err = {k: [] for k in ("USVM", "SSL", "USSL-SDP", "USSL")}
-        flagged = {"USSL-SDP": [], "USSL": []}
-        wrong = {"USSL-SDP": [], "USSL": []}
-        secs = {k: 0.0 for k in err}
-        for rep in range(reps):
-            X, y, irr, Xt, yt = synthetic(rng, std)
-            l, u = int(np.sum(y != -1)), int(np.sum(y == -1))
-            models = {"USVM": UniversumSVM(C=100.0, C_universum=100.0, epsilon=0.2),
-                      "SSL": tsvm_for(100.0, 100.0, l, u),
-                      "USSL": MixtureSSL(C_L=100.0, C_U=100.0, epsilon=0.2)}
-            if rep < sdp_reps:
-                models["USSL-SDP"] = MixtureSSL(C_L=100.0, C_U=100.0, epsilon=0.2,
-                                                method="sdp")
-            for name, m in models.items():
-                t0 = time.perf_counter()
-                m.fit(X, y)
-                secs[name] += time.perf_counter() - t0
-                err[name].append(100 * (1 - m.score(Xt, yt)))
-                if name.startswith("USSL"):
-                    flagged[name].append(100 * np.mean(~m.relevant_[irr]))
-                    rel_unl = (~irr) & (y == -1)
-                    wrong[name].append(100 * np.mean(~m.relevant_[rel_unl]))
-        row = [std]
-        for k in ("USVM", "SSL", "USSL-SDP", "USSL"):
-            row.append(f"{np.mean(err[k]):.2f} ± {np.std(err[k]):.2f} (n={len(err[k])})")
-        for k in ("USSL-SDP", "USSL"):
-            row.append(f"{np.mean(flagged[k]):.0f}% / {np.mean(wrong[k]):.0f}%")
-        row.append(" / ".join(f"{secs[k] / max(len(err[k]), 1):.2g}" for k in err))
-        rows.append(row)
-        print(row, flush=True)
-    headers = ["irrelevant std", "USVM err %", "SSL (TSVM) err %", "USSL SDP err %",
-               "USSL scalable err %", "SDP: irrelevant flagged / relevant flagged",
-               "scalable: irrelevant flagged / relevant flagged",
-               "s per fit USVM / SSL / SDP / scalable"]
-    return (f"## Chapter 7 synthetic ({reps} repetitions; SDP route on the first {sdp_reps})"
-            "\n\n" + table(headers, rows))
+        sc = [r for r in recs if r["std"] == std and r["kind"] == "scalable"]
+        sd = [r for r in recs if r["std"] == std and r["kind"] == "sdp"]
+        if not sc:
+            continue
+        err = {k: np.array([r[k]["err"] for r in sc]) for k in ("USVM", "SSL", "USSL")}
+        sdp_err = np.array([r["USSL-SDP"]["err"] for r in sd])
+        ssl_paired = np.array([r["SSL"]["err"] for r in sc if r["rep"] < len(sd)])
+        below = err["USSL"].mean() < err["SSL"].mean()
+        n_below += int(below)
+
+        def fl(rs, key):
+            return (f"{np.mean([r[key]['irr_flagged'] for r in rs]):.0f}% / "
+                    f"{np.mean([r[key]['rel_flagged'] for r in rs]):.0f}%") if rs else "-"
+        rows.append([std, len(sc)] + [f"{v.mean():.2f} ± {v.std():.2f}" for v in err.values()]
+                    + [f"{sdp_err.mean():.2f} ± {sdp_err.std():.2f} (n={len(sd)}; SSL on "
+                       f"the same draws {ssl_paired.mean():.2f})" if len(sd) else "-",
+                       "yes" if below else "no", fl(sc, "USSL"), fl(sd, "USSL-SDP"),
+                       " / ".join(f"{np.mean([r[k]['cpu'] for r in sc]):.2g}"
+                                  for k in ("USVM", "SSL", "USSL"))
+                       + (f" / {np.mean([r['USSL-SDP']['cpu'] for r in sd]):.2g}" if sd
+                          else "")])
+    headers = ["irrelevant std", "reps", "USVM err %", "SSL (TSVM) err %",
+               "USSL scalable err %", "USSL SDP err %", "scalable < SSL",
+               "scalable: irrelevant / relevant unlabeled flagged",
+               "SDP: irrelevant / relevant unlabeled flagged",
+               "CPU s per fit USVM / SSL / scalable / SDP"]
+    return (f"## Chapter 7 synthetic (C_L = C_U = 100, eps = 0.2, no CV; USSL scalable below "
+            f"SSL in {n_below} of {len(rows)} spreads)\n\n" + table(headers, rows))
 
 
 # ----------------------------------------------------------------------------- digits
@@ -234,6 +271,20 @@ def run_digits(name: str, runs: int, sdp_runs: int, digits, tag: str = "",
                         rec[col]["rel_flagged"] = 100 * float(np.mean(~model.relevant_[rel_unl]))
                         _, w1, c1 = _timed(model.fit, X, y)
                         rec[col]["fit_wall"], rec[col]["fit_cpu"] = w1, c1
+                # the same three models at one fixed setting (no CV): separates the
+                # methods from the noise of CV on 40 labeled rows
+                l, u = int(np.sum(y != -1)), int(np.sum(y == -1))
+                fixed = {"USVM": UniversumSVM(C=FIXED["C"], C_universum=FIXED["C"],
+                                              epsilon=FIXED["epsilon"]),
+                         "SSL": tsvm_for(FIXED["C"], FIXED["C"], l, u),
+                         "USSL": MixtureSSL(C_L=FIXED["C"], C_U=FIXED["C"],
+                                            epsilon=FIXED["epsilon"])}
+                rec["fixed"] = {"setting": FIXED}
+                for col, model in fixed.items():
+                    model.fit(X, y)
+                    rec["fixed"][col] = 100 * model.score(Xt, yt)
+                rec["fixed"]["irr_flagged"] = 100 * float(
+                    np.mean(~fixed["USSL"].relevant_[is_irr]))
                 _append_jsonl(log, rec)
                 done.add((dig, run, "cv"))
                 print(dig, run, {k: round(rec[k]["acc"], 2) for k in ("USVM", "SSL", "USSL")},
@@ -263,7 +314,7 @@ THESIS = {"usps": {0: (67.05, 85.05, 89.85), 1: (71.45, 83.61, 89.23), 2: (69.50
 def digits_table(name: str, tag: str, digits) -> str:
     """Markdown table from the JSON lines (whatever runs are done)."""
     recs = _load_jsonl(RESULTS_DIR / f"weak_{name}{tag}_runs.jsonl")
-    rows, wins, n_sets, runs_seen = [], 0, 0, set()
+    rows, wins, n_sets, runs_seen, fixed_wins = [], 0, 0, set(), 0
     for dig in digits:
         cv = [r for r in recs if r["digit"] == dig and r["kind"] == "cv"]
         sdp = [r for r in recs if r["digit"] == dig and r["kind"] == "sdp"]
@@ -275,6 +326,12 @@ def digits_table(name: str, tag: str, digits) -> str:
         win = m["USSL"] > max(m["USVM"], m["SSL"])
         wins += int(win)
         n_sets += 1
+        fx = [r["fixed"] for r in cv if "fixed" in r]
+        fx_m = {k: np.mean([f[k] for f in fx]) for k in ("USVM", "SSL", "USSL")} if fx else {}
+        fx_win = bool(fx) and fx_m["USSL"] > max(fx_m["USVM"], fx_m["SSL"])
+        fixed_wins += int(fx_win)
+        fx_s = (" / ".join(f"{fx_m[k]:.2f}" for k in ("USVM", "SSL", "USSL"))
+                + (" (USSL best)" if fx_win else "")) if fx else "-"
         th = THESIS[name][dig]
         sdp_s = (f"{np.mean([r['acc'] for r in sdp]):.2f} (n={len(sdp)}, "
                  f"{np.mean([r['irr_flagged'] for r in sdp]):.0f}% irr. flagged)") if sdp else "-"
@@ -284,14 +341,17 @@ def digits_table(name: str, tag: str, digits) -> str:
                        f"{np.mean([r['USSL']['rel_flagged'] for r in cv]):.0f}%",
                        f"{np.mean([r['USSL']['fit_wall'] for r in cv]):.2f} / "
                        f"{np.mean([r['USSL']['fit_cpu'] for r in cv]):.2f}",
-                       f"{th[0]:.2f} / {th[1]:.2f} / {th[2]:.2f}"])
+                       fx_s, f"{th[0]:.2f} / {th[1]:.2f} / {th[2]:.2f}"])
     headers = ["irrelevant digit", "runs", "USVM", "SSL (TSVM)", "USSL scalable",
                "USSL SDP (scalable's CV choice)", "USSL scalable > both",
                "scalable: irrelevant / relevant unlabeled flagged",
-               "USSL fit s wall / CPU", "thesis USVM / SSL / USSL"]
+               "USSL fit s wall / CPU",
+               f"no CV (C = {FIXED['C']:g}, eps = {FIXED['epsilon']:g}): USVM / SSL / USSL",
+               "thesis USVM / SSL / USSL"]
     grid = recs[0]["grid"] if recs else GRID
     return (f"## {name.upper()} 5 vs 8 (accuracy % on 400 test digits, mean ± std over runs; "
-            f"USSL scalable beats both baselines on {wins} of {n_sets} sets)\n\n"
+            f"USSL scalable beats both baselines on {wins} of {n_sets} sets with CV, "
+            f"on {fixed_wins} of {n_sets} without)\n\n"
             f"CV: 3-fold LabeledStratifiedKFold on the 40 labeled rows; grid {grid}.\n\n"
             + table(headers, rows))
 
@@ -437,7 +497,7 @@ def main() -> None:
     with Contention() as load:
         if args.part == "synthetic":
             section = run_synthetic(args.reps, args.sdp_reps,
-                                    [float(v) for v in args.stds.split(",")])
+                                    [float(v) for v in args.stds.split(",")], args.tag)
         elif args.part == "scale":
             section = run_scale()
         elif args.part == "ch6":
