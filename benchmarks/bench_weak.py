@@ -394,13 +394,17 @@ def digits_table(name: str, tag: str, digits) -> str:
             fx_win = fx_m["USSL"] > max(fx_m["USVM"], fx_m["SSL"])
             fixed_wins += int(fx_win)
             n_fixed += 1
+            diff = np.array([f["USSL"] - f["SSL"] for f in fx])
+            se = diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 else float("nan")
             row += [len(fx)] + [f"{fx_m[k]:.2f} ± {fx_sd[k]:.2f}" for k in cols] + [
                 "yes" if fx_win else "no",
+                f"{diff.mean():+.2f} ± {se:.2f} ({int(np.sum(diff > 0))} / "
+                f"{int(np.sum(diff < 0))})",
                 f"{np.mean([f['irr_flagged'] for f in fx]):.0f}%"
                 + (f" / {np.mean([f['rel_flagged'] for f in fx if 'rel_flagged' in f]):.0f}%"
                    if any("rel_flagged" in f for f in fx) else "")]
         else:
-            row += ["-"] * 6
+            row += ["-"] * 7
         th = THESIS[name][dig]
         rows.append(row + [f"{th[0]:.2f} / {th[1]:.2f} / {th[2]:.2f}"])
     headers = ["irrelevant digit", "CV runs", "USVM", "SSL (TSVM)", "USSL scalable",
@@ -408,6 +412,7 @@ def digits_table(name: str, tag: str, digits) -> str:
                "USSL: irrelevant / relevant unlabeled flagged",
                "USSL CPU s: CV / one fit",
                "no-CV runs", "USVM (no CV)", "SSL (no CV)", "USSL (no CV)", "USSL > both (no CV)",
+               "USSL − SSL paired (no CV): mean ± s.e. (runs won / lost)",
                "USSL (no CV): irrelevant / relevant flagged",
                "thesis USVM / SSL / USSL"]
     grid = recs[0]["grid"] if recs else GRID
