@@ -498,7 +498,8 @@ def run_scale(factors=(1, 10, 100), digits=(0, 7), synthetic_rows: int = 100_000
                "SSL s wall / CPU", "CPU USSL / SSL", "USSL linear solves",
                "USSL peak RSS MiB (rise in fit)"]
     return (f"## Scalable route: more unlabeled rows (MNIST 5 vs 8, one draw per set; "
-            f"C_L = C_U = {C:g}, eps = {eps:g}, no CV), and {synthetic_rows:,} rows\n\n"
+            f"C_L = C_U = {C:g}, eps = {eps:g}, no CV)"
+            + (f", and {synthetic_rows:,} rows" if synthetic_rows else "") + "\n\n"
             + table(headers, rows))
 
 
