@@ -13,12 +13,14 @@ Parts (``--part``):
   400 images of 5/8 (200 each) from the test split (USPS: topped up with unused training
   images, its test split has 160 fives).  Pixels scaled so that the mean
   squared row norm is 1.  Hyper-parameters by 3-fold CV on the labeled rows
-  (:class:`semisup.model_selection.LabeledStratifiedKFold`) over a reduced grid (see
-  ``GRID``: C_L, C_U in {1, 10, 100}, epsilon in ``--eps-grid``, default 0.2 -- the
-  thesis's grid, {1, 10, 100, 1000}^2 x {0.1, .., 0.4}, is out of reach on a shared
-  2-core machine); the SDP route uses the scalable route's chosen values (an SDP per grid
-  point and fold is out of reach).  Columns: USVM (all unlabeled rows as universum,
-  squared route), SSL (our TSVM), USSL SDP (hinge, rounded + refit), USSL scalable.
+  (:class:`semisup.model_selection.LabeledStratifiedKFold`) over the thesis's values
+  (``--c-grid`` 1, 10, 100, 1000, ``--eps-grid`` 0.1, .., 0.4); ``--tie-c`` ties
+  ``C_L = C_U`` (16 points instead of 64: the independent grid is out of reach on the
+  shared 2-core machine for 10 runs of 8 sets).  Besides, every run fits the three
+  models at one fixed setting (``FIXED``, no CV).  The SDP route uses the scalable
+  route's chosen values (an SDP per grid point and fold is out of reach).  Columns:
+  USVM (all unlabeled rows as universum, squared route), SSL (our TSVM), USSL SDP
+  (hinge, rounded + refit), USSL scalable.
 * ``ch6`` -- Table 6.1's toy: MNIST 1 vs 7 with 4 labels, 200 printed letters I, M, N
   rendered with matplotlib's fonts as the weakly related unlabeled rows, 500 test
   digits; SVM vs STL vs SSTL with the thesis's p = 50, lambda = gamma = beta = 10.
@@ -29,6 +31,7 @@ Parts (``--part``):
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 import warnings
@@ -38,7 +41,7 @@ import numpy as np
 from sklearn.model_selection import GridSearchCV
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Contention, PeakRSS, report, table  # noqa: E402
+from _common import RESULTS_DIR, Contention, PeakRSS, report, table  # noqa: E402
 
 from semisup.linear import TransductiveSVM  # noqa: E402
 from semisup.model_selection import LabeledStratifiedKFold  # noqa: E402
@@ -46,7 +49,23 @@ from semisup.weak import MixtureSSL, UniversumSVM  # noqa: E402
 
 warnings.simplefilter("ignore")
 
-GRID = {"C_L": [1.0, 10.0, 100.0], "C_U": [1.0, 10.0, 100.0], "epsilon": [0.2]}
+GRID = {"C_L": [1.0, 10.0, 100.0], "C_U": [1.0, 10.0, 100.0], "epsilon": [0.2],
+        "tie_c": False}
+
+
+def grids() -> tuple[list, list, list]:
+    """CV grids of USVM, SSL and USSL; with ``tie_c`` the labeled and unlabeled costs are
+    one value (``C_L = C_U``, 4x fewer points than the thesis's independent grid)."""
+    eps = GRID["epsilon"]
+    if GRID["tie_c"]:
+        cs = GRID["C_L"]
+        return ([{"C": [c], "C_universum": [c], "epsilon": eps} for c in cs],
+                [{"C_L": [c], "C_U": [c]} for c in cs],
+                [{"C_L": [c], "C_U": [c], "epsilon": eps} for c in cs])
+    return ([{"C": GRID["C_L"], "C_universum": GRID["C_U"], "epsilon": eps}],
+            [{"C_L": GRID["C_L"], "C_U": GRID["C_U"]}],
+            [{"C_L": GRID["C_L"], "C_U": GRID["C_U"], "epsilon": eps}])
+FIXED = {"C": 10.0, "epsilon": 0.2, "C_irrelevant": None}
 
 
 def tsvm_for(C_L: float, C_U: float, l: int, u: int) -> TransductiveSVM:
@@ -87,46 +106,82 @@ def synthetic(rng, std_irr: float, n_lab=5, n_rel=30, n_irr=30, n_test=500):
     return X, y, irrelevant, Xt, yt
 
 
-def run_synthetic(reps: int, sdp_reps: int, stds=(0.1, 0.2, 0.3)) -> str:
-    rows = []
+def run_synthetic(reps: int, sdp_reps: int, stds=(0.1, 0.2, 0.3), tag: str = "") -> str:
+    """Chapter 7 synthetic, resumable: one JSON line per (spread, repetition, route).
+
+    Repetition ``rep`` of spread ``std`` draws from ``default_rng([rep, round(100 std)])``;
+    the scalable columns run for every repetition first, the SDP route on the first
+    ``sdp_reps`` afterwards.
+    """
+    log = RESULTS_DIR / f"weak_synthetic{tag}_runs.jsonl"
+    done = {(r["std"], r["rep"], r["kind"]) for r in _load_jsonl(log)}
+
+    def task(std, rep):
+        return synthetic(np.random.default_rng([rep, round(100 * std)]), std)
+
+    def fit_one(m, X, y, irr, Xt, yt):
+        _, wall, cpu = _timed(m.fit, X, y)
+        out = {"err": 100 * (1 - m.score(Xt, yt)), "wall": wall, "cpu": cpu}
+        if isinstance(m, MixtureSSL):
+            out["irr_flagged"] = 100 * float(np.mean(~m.relevant_[irr]))
+            out["rel_flagged"] = 100 * float(np.mean(~m.relevant_[(~irr) & (y == -1)]))
+        return out
+
+    for kind, n_rep in (("scalable", reps), ("sdp", sdp_reps)):
+        for rep in range(n_rep):
+            for std in stds:
+                if (std, rep, kind) in done:
+                    continue
+                X, y, irr, Xt, yt = task(std, rep)
+                l, u = int(np.sum(y != -1)), int(np.sum(y == -1))
+                rec = {"std": std, "rep": rep, "kind": kind}
+                if kind == "scalable":
+                    models = {"USVM": UniversumSVM(C=100.0, C_universum=100.0, epsilon=0.2),
+                              "SSL": tsvm_for(100.0, 100.0, l, u),
+                              "USSL": MixtureSSL(C_L=100.0, C_U=100.0, epsilon=0.2)}
+                else:
+                    models = {"USSL-SDP": MixtureSSL(C_L=100.0, C_U=100.0, epsilon=0.2,
+                                                     method="sdp")}
+                for name, m in models.items():
+                    rec[name] = fit_one(m, X, y, irr, Xt, yt)
+                _append_jsonl(log, rec)
+                print(std, rep, kind, {k: round(v["err"], 2) for k, v in rec.items()
+                                       if isinstance(v, dict)}, flush=True)
+    return synthetic_table(tag, stds)
+
+
+def synthetic_table(tag: str, stds) -> str:
+    recs = _load_jsonl(RESULTS_DIR / f"weak_synthetic{tag}_runs.jsonl")
+    rows, n_below = [], 0
     for std in stds:
-        rng = np.random.default_rng(0)
-        err = {k: [] for k in ("USVM", "SSL", "USSL-SDP", "USSL")}
-        flagged = {"USSL-SDP": [], "USSL": []}
-        wrong = {"USSL-SDP": [], "USSL": []}
-        secs = {k: 0.0 for k in err}
-        for rep in range(reps):
-            X, y, irr, Xt, yt = synthetic(rng, std)
-            l, u = int(np.sum(y != -1)), int(np.sum(y == -1))
-            models = {"USVM": UniversumSVM(C=100.0, C_universum=100.0, epsilon=0.2),
-                      "SSL": tsvm_for(100.0, 100.0, l, u),
-                      "USSL": MixtureSSL(C_L=100.0, C_U=100.0, epsilon=0.2)}
-            if rep < sdp_reps:
-                models["USSL-SDP"] = MixtureSSL(C_L=100.0, C_U=100.0, epsilon=0.2,
-                                                method="sdp")
-            for name, m in models.items():
-                t0 = time.perf_counter()
-                m.fit(X, y)
-                secs[name] += time.perf_counter() - t0
-                err[name].append(100 * (1 - m.score(Xt, yt)))
-                if name.startswith("USSL"):
-                    flagged[name].append(100 * np.mean(~m.relevant_[irr]))
-                    rel_unl = (~irr) & (y == -1)
-                    wrong[name].append(100 * np.mean(~m.relevant_[rel_unl]))
-        row = [std]
-        for k in ("USVM", "SSL", "USSL-SDP", "USSL"):
-            row.append(f"{np.mean(err[k]):.2f} ± {np.std(err[k]):.2f} (n={len(err[k])})")
-        for k in ("USSL-SDP", "USSL"):
-            row.append(f"{np.mean(flagged[k]):.0f}% / {np.mean(wrong[k]):.0f}%")
-        row.append(" / ".join(f"{secs[k] / max(len(err[k]), 1):.2g}" for k in err))
-        rows.append(row)
-        print(row, flush=True)
-    headers = ["irrelevant std", "USVM err %", "SSL (TSVM) err %", "USSL SDP err %",
-               "USSL scalable err %", "SDP: irrelevant flagged / relevant flagged",
-               "scalable: irrelevant flagged / relevant flagged",
-               "s per fit USVM / SSL / SDP / scalable"]
-    return (f"## Chapter 7 synthetic ({reps} repetitions; SDP route on the first {sdp_reps})"
-            "\n\n" + table(headers, rows))
+        sc = [r for r in recs if r["std"] == std and r["kind"] == "scalable"]
+        sd = [r for r in recs if r["std"] == std and r["kind"] == "sdp"]
+        if not sc:
+            continue
+        err = {k: np.array([r[k]["err"] for r in sc]) for k in ("USVM", "SSL", "USSL")}
+        sdp_err = np.array([r["USSL-SDP"]["err"] for r in sd])
+        ssl_paired = np.array([r["SSL"]["err"] for r in sc if r["rep"] < len(sd)])
+        below = err["USSL"].mean() < err["SSL"].mean()
+        n_below += int(below)
+
+        def fl(rs, key):
+            return (f"{np.mean([r[key]['irr_flagged'] for r in rs]):.0f}% / "
+                    f"{np.mean([r[key]['rel_flagged'] for r in rs]):.0f}%") if rs else "-"
+        rows.append([std, len(sc)] + [f"{v.mean():.2f} ± {v.std():.2f}" for v in err.values()]
+                    + [f"{sdp_err.mean():.2f} ± {sdp_err.std():.2f} (n={len(sd)}; SSL on "
+                       f"the same draws {ssl_paired.mean():.2f})" if len(sd) else "-",
+                       "yes" if below else "no", fl(sc, "USSL"), fl(sd, "USSL-SDP"),
+                       " / ".join(f"{np.mean([r[k]['cpu'] for r in sc]):.2g}"
+                                  for k in ("USVM", "SSL", "USSL"))
+                       + (f" / {np.mean([r['USSL-SDP']['cpu'] for r in sd]):.2g}" if sd
+                          else "")])
+    headers = ["irrelevant std", "reps", "USVM err %", "SSL (TSVM) err %",
+               "USSL scalable err %", "USSL SDP err %", "scalable < SSL",
+               "scalable: irrelevant / relevant unlabeled flagged",
+               "SDP: irrelevant / relevant unlabeled flagged",
+               "CPU s per fit USVM / SSL / scalable / SDP"]
+    return (f"## Chapter 7 synthetic (C_L = C_U = 100, eps = 0.2, no CV; USSL scalable below "
+            f"SSL in {n_below} of {len(rows)} spreads)\n\n" + table(headers, rows))
 
 
 # ----------------------------------------------------------------------------- digits
@@ -184,84 +239,268 @@ def cv_fit(est, grid, X, y, seed):
     return search.best_estimator_, search.best_params_
 
 
-def run_digits(name: str, runs: int, sdp_runs: int, digits) -> str:
+def _load_jsonl(path: Path) -> list:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _append_jsonl(path: Path, record: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fh.write(json.dumps(record) + "\n")
+
+
+def _timed(fn, *args, **kwargs):
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - t0, time.process_time() - c0
+
+
+def run_fixed(name: str, runs: int, digits, tag: str = "") -> str:
+    """The no-CV columns only (``FIXED`` setting), for every run: cheap, so all 10 runs fit.
+
+    Same tasks as :func:`run_digits` (drawn from ``(digit, run)``); its own log file, so it
+    can run beside the CV process.
+    """
+    log = RESULTS_DIR / f"weak_{name}{tag}_fixed_runs.jsonl"
+    done = {(r["digit"], r["run"]) for r in _load_jsonl(log)}
     data = load_digits_split(name)
-    rows = []
-    wins = 0
-    usvm_grid = {"C": GRID["C_L"], "C_universum": GRID["C_U"], "epsilon": GRID["epsilon"]}
+    for run in range(runs):
+        for dig in digits:
+            if (dig, run) in done:
+                continue
+            X, y, is_irr, Xt, yt = digit_task(data, dig, np.random.default_rng([dig, run]))
+            rec = {"digit": dig, "run": run, "kind": "fixed", "fixed": fixed_columns(X, y, is_irr,
+                                                                                   Xt, yt)}
+            _append_jsonl(log, rec)
+            print(dig, run, rec["fixed"], flush=True)
+    return digits_table(name, tag, digits)
+
+
+def fixed_columns(X, y, is_irr, Xt, yt) -> dict:
+    """USVM, SSL and USSL at the ``FIXED`` setting (no CV): accuracy % and CPU s."""
+    l, u = int(np.sum(y != -1)), int(np.sum(y == -1))
+    models = {"USVM": UniversumSVM(C=FIXED["C"], C_universum=FIXED["C"],
+                                   epsilon=FIXED["epsilon"]),
+              "SSL": tsvm_for(FIXED["C"], FIXED["C"], l, u),
+              "USSL": MixtureSSL(C_L=FIXED["C"], C_U=FIXED["C"], epsilon=FIXED["epsilon"],
+                                 C_irrelevant=FIXED.get("C_irrelevant"))}
+    out = {"setting": dict(FIXED)}
+    for col, model in models.items():
+        _, _, cpu = _timed(model.fit, X, y)
+        out[col] = 100 * model.score(Xt, yt)
+        out[col + "_cpu"] = cpu
+    out["irr_flagged"] = 100 * float(np.mean(~models["USSL"].relevant_[is_irr]))
+    out["rel_flagged"] = 100 * float(np.mean(~models["USSL"].relevant_[(~is_irr) & (y == -1)]))
+    return out
+
+
+def run_digits(name: str, runs: int, sdp_runs: int, digits, tag: str = "",
+               sdp_only: bool = False) -> str:
+    """Tables 7.1 / 7.2, resumable: one JSON line per (digit, run, column group).
+
+    Runs are the outer loop, so a cut leaves every digit with the same number of runs.
+    ``sdp_only`` fills in the SDP column for the runs whose CV columns are done (it reuses
+    the scalable route's CV choice: an SDP per grid point and fold is out of reach).
+    """
+    log = RESULTS_DIR / f"weak_{name}{tag}_runs.jsonl"
+    done = {(r["digit"], r["run"], r["kind"]) for r in _load_jsonl(log)}
+    data = load_digits_split(name)
+    usvm_grid, ssl_grid, ussl_grid = grids()
+    for run in range(runs):
+        for dig in digits:
+            # the task depends on (digit, run) only, whichever process draws it
+            X, y, is_irr, Xt, yt = digit_task(data, dig, np.random.default_rng([dig, run]))
+            if not sdp_only and (dig, run, "cv") not in done:
+                rec = {"digit": dig, "run": run, "kind": "cv", "grid": GRID}
+                for col, est, grid in (
+                        ("USVM", UniversumSVM(), usvm_grid),
+                        ("SSL", TSVMC(), ssl_grid),
+                        ("USSL", MixtureSSL(), ussl_grid)):
+                    (model, best), wall, cpu = _timed(cv_fit, est, grid, X, y, run)
+                    rec[col] = {"acc": 100 * model.score(Xt, yt), "best": best,
+                                "cv_wall": wall, "cv_cpu": cpu}
+                    if col == "USSL":
+                        rec[col]["irr_flagged"] = 100 * float(np.mean(~model.relevant_[is_irr]))
+                        rel_unl = (~is_irr) & (y == -1)
+                        rec[col]["rel_flagged"] = 100 * float(np.mean(~model.relevant_[rel_unl]))
+                        _, w1, c1 = _timed(model.fit, X, y)
+                        rec[col]["fit_wall"], rec[col]["fit_cpu"] = w1, c1
+                # the same three models at one fixed setting (no CV): separates the
+                # methods from the noise of CV on 40 labeled rows
+                rec["fixed"] = fixed_columns(X, y, is_irr, Xt, yt)
+                _append_jsonl(log, rec)
+                done.add((dig, run, "cv"))
+                print(dig, run, {k: round(rec[k]["acc"], 2) for k in ("USVM", "SSL", "USSL")},
+                      flush=True)
+            if run < sdp_runs and (dig, run, "sdp") not in done and (dig, run, "cv") in done:
+                cv = next(r for r in _load_jsonl(log)
+                          if (r["digit"], r["run"], r["kind"]) == (dig, run, "cv"))
+                sdp, wall, cpu = _timed(MixtureSSL(method="sdp", **cv["USSL"]["best"]).fit,
+                                        X, y)
+                _append_jsonl(log, {"digit": dig, "run": run, "kind": "sdp",
+                                    "acc": 100 * sdp.score(Xt, yt),
+                                    "irr_flagged": 100 * float(np.mean(~sdp.relevant_[is_irr])),
+                                    "wall": wall, "cpu": cpu})
+                done.add((dig, run, "sdp"))
+                print(dig, run, "sdp", flush=True)
+    return digits_table(name, tag, digits)
+
+
+THESIS = {"usps": {0: (67.05, 85.05, 89.85), 1: (71.45, 83.61, 89.23), 2: (69.50, 84.44, 89.81),
+                   3: (70.43, 84.75, 89.65), 4: (65.80, 85.12, 86.69), 6: (64.80, 78.45, 83.70),
+                   7: (66.93, 87.37, 90.42), 9: (72.37, 82.86, 85.13)},
+          "mnist": {0: (45.25, 53.25, 58.25), 1: (52.77, 54.10, 60.25), 2: (54.58, 56.92, 57.67),
+                    3: (55.14, 52.09, 57.25), 4: (56.65, 57.12, 59.25), 6: (52.75, 54.50, 57.67),
+                    7: (60.51, 58.09, 68.50), 9: (59.25, 48.25, 63.00)}}
+
+
+def digits_table(name: str, tag: str, digits) -> str:
+    """Markdown table from the JSON lines (whatever runs are done)."""
+    recs = _load_jsonl(RESULTS_DIR / f"weak_{name}{tag}_runs.jsonl")
+    fixed_recs = _load_jsonl(RESULTS_DIR / f"weak_{name}{tag}_fixed_runs.jsonl")
+    rows, wins, n_cv, fixed_wins, n_fixed = [], 0, 0, 0, 0
+    cols = ("USVM", "SSL", "USSL")
     for dig in digits:
-        rng = np.random.default_rng(dig)
-        acc = {k: [] for k in ("USVM", "SSL", "USSL-SDP", "USSL")}
-        flagged = []
-        for run in range(runs):
-            X, y, is_irr, Xt, yt = digit_task(data, dig, rng)
-            usvm, _ = cv_fit(UniversumSVM(), usvm_grid, X, y, run)
-            ssl, _ = cv_fit(TSVMC(), {"C_L": GRID["C_L"], "C_U": GRID["C_U"]}, X, y, run)
-            ussl, best = cv_fit(MixtureSSL(), GRID, X, y, run)
-            acc["USVM"].append(100 * usvm.score(Xt, yt))
-            acc["SSL"].append(100 * ssl.score(Xt, yt))
-            acc["USSL"].append(100 * ussl.score(Xt, yt))
-            flagged.append(100 * np.mean(~ussl.relevant_[is_irr]))
-            if run < sdp_runs:
-                sdp = MixtureSSL(method="sdp", **best).fit(X, y)
-                acc["USSL-SDP"].append(100 * sdp.score(Xt, yt))
-        means = {k: np.mean(v) if v else np.nan for k, v in acc.items()}
-        wins += int(means["USSL"] > max(means["USVM"], means["SSL"]))
-        rows.append([dig] + [f"{np.mean(v):.2f} ± {np.std(v):.2f}" if v else "-"
-                             for v in acc.values()] + [f"{np.mean(flagged):.0f}%"])
-        print(rows[-1], flush=True)
-    headers = ["irrelevant digit", "USVM", "SSL (TSVM)", f"USSL SDP ({sdp_runs} runs)",
-               "USSL scalable", "irrelevant flagged (scalable)"]
-    return (f"## {name.upper()} 5 vs 8 (accuracy %, {runs} runs; USSL scalable beats both "
-            f"baselines on {wins} of {len(digits)} sets)\n\n" + table(headers, rows))
+        cv = [r for r in recs if r["digit"] == dig and r["kind"] == "cv"]
+        sdp = [r for r in recs if r["digit"] == dig and r["kind"] == "sdp"]
+        fx = {r["run"]: r["fixed"] for r in cv + [r for r in fixed_recs if r["digit"] == dig]
+              if "fixed" in r}
+        fx = list(fx.values())
+        if not cv and not fx:
+            continue
+        row = [dig, len(cv)]
+        if cv:
+            acc = {k: np.array([r[k]["acc"] for r in cv]) for k in cols}
+            m = {k: v.mean() for k, v in acc.items()}
+            win = m["USSL"] > max(m["USVM"], m["SSL"])
+            wins += int(win)
+            n_cv += 1
+            sdp_s = (f"{np.mean([r['acc'] for r in sdp]):.2f} (n={len(sdp)}, "
+                     f"{np.mean([r['irr_flagged'] for r in sdp]):.0f}% irr. flagged)"
+                     ) if sdp else "-"
+            row += [f"{v.mean():.2f} ± {v.std():.2f}" for v in acc.values()] + [
+                sdp_s, "yes" if win else "no",
+                f"{np.mean([r['USSL']['irr_flagged'] for r in cv]):.0f}% / "
+                f"{np.mean([r['USSL']['rel_flagged'] for r in cv]):.0f}%",
+                f"{np.mean([r['USSL']['cv_cpu'] for r in cv]):.1f} / "
+                f"{np.mean([r['USSL']['fit_cpu'] for r in cv]):.2f}"]
+        else:
+            row += ["-"] * 7
+        if fx:
+            fx_m = {k: np.mean([f[k] for f in fx]) for k in cols}
+            fx_sd = {k: np.std([f[k] for f in fx]) for k in cols}
+            fx_win = fx_m["USSL"] > max(fx_m["USVM"], fx_m["SSL"])
+            fixed_wins += int(fx_win)
+            n_fixed += 1
+            diff = np.array([f["USSL"] - f["SSL"] for f in fx])
+            se = diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 else float("nan")
+            row += [len(fx)] + [f"{fx_m[k]:.2f} ± {fx_sd[k]:.2f}" for k in cols] + [
+                "yes" if fx_win else "no",
+                f"{diff.mean():+.2f} ± {se:.2f} ({int(np.sum(diff > 0))} / "
+                f"{int(np.sum(diff < 0))})",
+                f"{np.mean([f['irr_flagged'] for f in fx]):.0f}%"
+                + (f" / {np.mean([f['rel_flagged'] for f in fx if 'rel_flagged' in f]):.0f}%"
+                   if any("rel_flagged" in f for f in fx) else "")]
+        else:
+            row += ["-"] * 7
+        th = THESIS[name][dig]
+        rows.append(row + [f"{th[0]:.2f} / {th[1]:.2f} / {th[2]:.2f}"])
+    headers = ["irrelevant digit", "CV runs", "USVM", "SSL (TSVM)", "USSL scalable",
+               "USSL SDP (scalable's CV choice)", "USSL > both",
+               "USSL: irrelevant / relevant unlabeled flagged",
+               "USSL CPU s: CV / one fit",
+               "no-CV runs", "USVM (no CV)", "SSL (no CV)", "USSL (no CV)", "USSL > both (no CV)",
+               "USSL − SSL paired (no CV): mean ± s.e. (runs won / lost)",
+               "USSL (no CV): irrelevant / relevant flagged",
+               "thesis USVM / SSL / USSL"]
+    grid = recs[0]["grid"] if recs else GRID
+    return (f"## {name.upper()} 5 vs 8 (accuracy % on 400 test digits, mean ± std over runs)\n\n"
+            f"USSL (scalable) beats both baselines on **{wins} of {n_cv}** sets with CV, "
+            f"on **{fixed_wins} of {n_fixed}** at the fixed setting (C_L = C_U = {FIXED['C']:g}, "
+            f"eps = {FIXED['epsilon']:g}, C_irrelevant = {FIXED['C_irrelevant'] or 'C_U'}).  "
+            f"CV: 3-fold LabeledStratifiedKFold on the 40 labeled rows; grid {grid}.\n\n"
+            + table(headers, rows))
 
 
 # ----------------------------------------------------------------------------- scale
 
 
-def run_scale() -> str:
-    data = load_digits_split("mnist")
+def _fit_measured(est, X, y):
+    with PeakRSS() as mem:
+        _, wall, cpu = _timed(est.fit, X, y)
+    return {"wall": wall, "cpu": cpu, "peak_mib": mem.peak / 2 ** 20,
+            "delta_mib": (mem.peak - mem.start) / 2 ** 20}
+
+
+def run_scale(factors=(1, 10, 100), digits=(0, 7), synthetic_rows: int = 100_000,
+              tag: str = "") -> str:
+    """The scalable route with 1x, 10x and 100x the unlabeled rows, resumable.
+
+    MNIST 5 vs 8 (``digit_task`` with ``30 x factor`` relevant unlabeled rows per class
+    and ``30 x factor`` irrelevant ones, 40 labeled rows), ``FIXED`` setting (no CV), SSL
+    (our TSVM, same C's) beside USSL; then a 2-D mixture lifted to 50 dimensions with
+    ``synthetic_rows`` rows.  Wall and CPU seconds, peak RSS and its rise during the fit.
+    """
+    log = RESULTS_DIR / f"weak_scale{tag}_runs.jsonl"
+    done = {(r["set"], r["factor"]) for r in _load_jsonl(log)}
+    C, eps = FIXED["C"], FIXED["epsilon"]
+    data = None
+    for dig in digits:
+        for factor in factors:
+            if (f"mnist-{dig}", factor) in done:
+                continue
+            data = data if data is not None else load_digits_split("mnist")
+            X, y, is_irr, Xt, yt = digit_task(data, dig, np.random.default_rng([dig, 0]),
+                                              n_rel=30 * factor, n_irr=30 * factor)
+            l, u = int(np.sum(y != -1)), int(np.sum(y == -1))
+            rec = {"set": f"mnist-{dig}", "factor": factor, "rows": int(X.shape[0])}
+            for name, est in (("SSL", tsvm_for(C, C, l, u)),
+                              ("USSL", MixtureSSL(C_L=C, C_U=C, epsilon=eps))):
+                rec[name] = _fit_measured(est, X, y)
+                rec[name]["acc"] = 100 * est.score(Xt, yt)
+            rec["USSL"]["irr_flagged"] = 100 * float(np.mean(~est.relevant_[is_irr]))
+            rec["USSL"]["rel_flagged"] = 100 * float(np.mean(~est.relevant_[(~is_irr)
+                                                                            & (y == -1)]))
+            rec["USSL"]["n_iter"] = int(est.n_iter_)
+            _append_jsonl(log, rec)
+            print(rec, flush=True)
+    if synthetic_rows and ("synthetic-50d", 0) not in done:
+        rng = np.random.default_rng(0)
+        n = synthetic_rows
+        X, y, irr, Xt, yt = synthetic(rng, 0.2, n_lab=50, n_rel=n // 3,
+                                      n_irr=n - 2 * (n // 3) - 100)
+        lift = rng.normal(size=(2, 50))
+        X50 = X @ lift + 0.05 * rng.normal(size=(X.shape[0], 50))
+        Xt50 = Xt @ lift + 0.05 * rng.normal(size=(Xt.shape[0], 50))
+        rec = {"set": "synthetic-50d", "factor": 0, "rows": int(X.shape[0])}
+        for name, est in (("SSL", tsvm_for(C, C, 100, X.shape[0] - 100)),
+                          ("USSL", MixtureSSL(C_L=C, C_U=C, epsilon=eps))):
+            rec[name] = _fit_measured(est, X50, y)
+            rec[name]["acc"] = 100 * est.score(Xt50, yt)
+        rec["USSL"]["irr_flagged"] = 100 * float(np.mean(~est.relevant_[irr]))
+        rec["USSL"]["rel_flagged"] = 100 * float(np.mean(~est.relevant_[(~irr) & (y == -1)]))
+        rec["USSL"]["n_iter"] = int(est.n_iter_)
+        _append_jsonl(log, rec)
+        print(rec, flush=True)
     rows = []
-    for dig in (0, 7):
-        for factor in (1, 100):
-            rng = np.random.default_rng(dig)
-            X, y, is_irr, Xt, yt = digit_task(data, dig, rng, n_rel=30 * factor,
-                                              n_irr=30 * factor)
-            out = {}
-            for name, est in (("SSL", tsvm_for(10.0, 10.0, int(np.sum(y != -1)),
-                                               int(np.sum(y == -1)))),
-                              ("USSL", MixtureSSL(C_L=10.0, C_U=10.0, epsilon=0.1))):
-                with PeakRSS() as mem:
-                    t0 = time.perf_counter()
-                    est.fit(X, y)
-                    secs = time.perf_counter() - t0
-                out[name] = (100 * est.score(Xt, yt), secs, mem.peak / 2 ** 20)
-            rows.append([dig, X.shape[0], *[f"{a:.2f}" for a in (out["SSL"][0],
-                                                                out["USSL"][0])],
-                         f"{out['USSL'][1]:.2f}", f"{out['USSL'][1] / out['SSL'][1]:.2f}",
-                         f"{out['USSL'][2]:.0f}"])
-    # 100,000 rows: 2-D synthetic mixture lifted to 50 dimensions
-    rng = np.random.default_rng(0)
-    n = 100_000
-    X, y, _, Xt, yt = synthetic(rng, 0.2, n_lab=50, n_rel=n // 3, n_irr=n - 2 * (n // 3) - 100)
-    lift = rng.normal(size=(2, 50))
-    X50 = X @ lift + 0.05 * rng.normal(size=(X.shape[0], 50))
-    Xt50 = Xt @ lift + 0.05 * rng.normal(size=(Xt.shape[0], 50))
-    out = {}
-    for name, est in (("SSL", tsvm_for(10.0, 10.0, 100, X.shape[0] - 100)),
-                      ("USSL", MixtureSSL(C_L=10.0, C_U=10.0, epsilon=0.2))):
-        with PeakRSS() as mem:
-            t0 = time.perf_counter()
-            est.fit(X50, y)
-            secs = time.perf_counter() - t0
-        out[name] = (100 * est.score(Xt50, yt), secs, mem.peak / 2 ** 20)
-    rows.append(["synthetic 50-D", X.shape[0], f"{out['SSL'][0]:.2f}", f"{out['USSL'][0]:.2f}",
-                 f"{out['USSL'][1]:.2f}", f"{out['USSL'][1] / out['SSL'][1]:.2f}",
-                 f"{out['USSL'][2]:.0f}"])
-    headers = ["irrelevant digit", "rows", "SSL acc %", "USSL acc %", "USSL s",
-               "time USSL / SSL", "USSL peak RSS MiB"]
-    return ("## Scalable route: 1x and 100x unlabeled rows (MNIST 5 vs 8, C_L = C_U = 10, "
-            "no CV), and 100,000 rows\n\n" + table(headers, rows))
+    for r in _load_jsonl(log):
+        ss, us = r["SSL"], r["USSL"]
+        rows.append([r["set"], r["factor"] or "-", r["rows"], f"{ss['acc']:.2f}",
+                     f"{us['acc']:.2f}",
+                     f"{us['irr_flagged']:.0f}% / {us['rel_flagged']:.0f}%",
+                     f"{us['wall']:.2f} / {us['cpu']:.2f}", f"{ss['wall']:.2f} / {ss['cpu']:.2f}",
+                     f"{us['cpu'] / ss['cpu']:.2f}", us.get("n_iter", "-"),
+                     f"{us['peak_mib']:.0f} (+{us['delta_mib']:.0f})"])
+    headers = ["set", "unlabeled x", "rows", "SSL acc %", "USSL acc %",
+               "USSL irrelevant / relevant flagged", "USSL s wall / CPU",
+               "SSL s wall / CPU", "CPU USSL / SSL", "USSL linear solves",
+               "USSL peak RSS MiB (rise in fit)"]
+    return (f"## Scalable route: more unlabeled rows (MNIST 5 vs 8, one draw per set; "
+            f"C_L = C_U = {C:g}, eps = {eps:g}, no CV)"
+            + (f", and {synthetic_rows:,} rows" if synthetic_rows else "") + "\n\n"
+            + table(headers, rows))
 
 
 # ----------------------------------------------------------------------------- chapter 6
@@ -334,32 +573,195 @@ def run_chapter6(runs: int) -> str:
             f"unlabeled rows, 500 test digits, {runs} runs\n\n" + table(headers, rows))
 
 
+TEXT_THESIS = {"course vs non-course": (39.48, 34.39, 78.19, 45.18, 87.48, 91.21),
+               "bacterial vs virus": (61.82, 53.42, 62.49, 73.14, 72.79, 73.14),
+               "male vs female": (52.49, 64.70, 65.52, 63.41, 53.66, 68.25),
+               "grain vs wheat": (57.63, 51.93, 61.52, 65.39, 67.02, 69.38)}
+
+
+def text_tasks():
+    """The four binary tasks of Tables 6.3-6.4 and the weakly related pools' sources.
+
+    Returns ``{task: (docs, labels 0/1, pool docs)}``.  The pool stands in for the
+    thesis's Google pages (many irrelevant): 20 Newsgroups posts (all groups) plus
+    documents of *other* categories of a related corpus -- other OHSUMED categories
+    for the OHSUMED tasks, other Reuters topics for grain vs wheat, Reuters stories for
+    WebKB (which has no other categories).
+    """
+    from semisup.text.corpora import load_20newsgroups, load_ohsumed, load_reuters, load_webkb
+
+    ng = [d.text for d in load_20newsgroups()]
+    oh = list(load_ohsumed())
+    reu = list(load_reuters(topics_only=True))
+    web = list(load_webkb())
+
+    def oh_task(a, b):
+        docs = [d for d in oh if d.labels[0] in (a, b)]
+        other = [d.text for d in oh if d.labels[0] not in (a, b)]
+        return [d.text for d in docs], np.array([d.labels[0] == a for d in docs], int), other
+
+    gw = [d for d in reu if "grain" in d.labels or "wheat" in d.labels]
+    return {"course vs non-course": ([d.text for d in web],
+                                     np.array([d.labels[0] == "course" for d in web], int),
+                                     [d.text for d in reu]),
+            "bacterial vs virus": oh_task("C01", "C02"),   # MeSH C01 bacterial, C02 virus
+            "male vs female": oh_task("C12", "C13"),       # C12 male, C13 female urogenital
+            "grain vs wheat": ([d.text for d in gw],
+                               np.array(["wheat" in d.labels for d in gw], int),
+                               [d.text for d in reu if not ({"grain", "wheat"} &
+                                                            set(d.labels))])}, ng
+
+
+def run_chapter6_text(runs: int, tasks: list | None = None, n_pool: int = 1000,
+                      tag: str = "") -> str:
+    """Tables 6.3-6.4: SVM vs STL vs SSTL with 4 and 10 labeled documents, resumable.
+
+    Term frequencies over the task corpus's 500 most frequent words (English stop words
+    removed; the thesis kept the 500 words most correlated with the classes, which needs
+    the labels of the test documents), rows L2-normalised.  Pool: ``n_pool`` documents,
+    half 20 Newsgroups and half the related corpus's other categories (:func:`text_tasks`).
+    The rest of the task's documents are the test set.  Fixed settings (CV is impossible
+    on 4 labels), picked after one look at one draw of male vs female (so not blind):
+    p = 50 atoms, beta = 0.05 (the rows have unit norm), C = 10 for every SVM (C = 0.5
+    predicted one class everywhere with 10 labels), supervised_weight = 10 (thesis
+    gamma = 5, lambda = 100), T_MAX = 5, 10 passes of the initial dictionary learning.
+    """
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.preprocessing import normalize
+    from sklearn.svm import SVC
+
+    from semisup.weak import SelfTaughtClassifier, SupervisedSelfTaught
+
+    log = RESULTS_DIR / f"weak_ch6text{tag}_runs.jsonl"
+    done = {(r["task"], r["run"], r["n_lab"]) for r in _load_jsonl(log)}
+    all_tasks, ng = text_tasks()
+    for run in range(runs):
+        for name, (docs, lab, other) in all_tasks.items():
+            if tasks and name not in tasks:
+                continue
+            if all((name, run, k) in done for k in (4, 10)):
+                continue
+            rng = np.random.default_rng([run, len(docs)])
+            vec = CountVectorizer(stop_words="english", max_features=500, min_df=2,
+                                  token_pattern=r"(?u)\b[a-zA-Z]{3,}\b")
+            X = normalize(vec.fit_transform(docs).astype(float)).toarray()
+            pool_txt = [ng[i] for i in rng.choice(len(ng), n_pool // 2, replace=False)] + \
+                [other[i] for i in rng.choice(len(other), n_pool - n_pool // 2, replace=False)]
+            P = normalize(vec.transform(pool_txt).astype(float)).toarray()
+            P = P[np.abs(P).sum(axis=1) > 0]
+            for k in (4, 10):
+                if (name, run, k) in done:
+                    continue
+                # k labeled documents, at least one per class
+                pos, neg = np.flatnonzero(lab == 1), np.flatnonzero(lab == 0)
+                n_pos = max(1, min(k - 1, int(rng.binomial(k, lab.mean()))))
+                idx = np.r_[rng.choice(pos, n_pos, replace=False),
+                            rng.choice(neg, k - n_pos, replace=False)]
+                test = np.setdiff1d(np.arange(lab.size), idx)
+                rec = {"task": name, "run": run, "n_lab": k, "n_pool": int(P.shape[0]),
+                       "n_test": int(test.size)}
+                models = {"SVM": SVC(kernel="linear", C=10.0),
+                          "STL": SelfTaughtClassifier(n_components=50, beta=0.05, C=10.0,
+                                                      n_iter=10, random_state=run),
+                          "SSTL": SupervisedSelfTaught(n_components=50, beta=0.05, C=10.0,
+                                                       supervised_weight=10.0, max_iter=5,
+                                                       n_iter=10, random_state=run)}
+                for col, m in models.items():
+                    if col == "SVM":
+                        _, wall, cpu = _timed(m.fit, X[idx], lab[idx])
+                    else:
+                        _, wall, cpu = _timed(m.fit, X[idx], lab[idx], X_unlabeled=P)
+                    rec[col] = {"acc": 100 * m.score(X[test], lab[test]), "wall": wall,
+                                "cpu": cpu}
+                _append_jsonl(log, rec)
+                print(name, run, k, {c: round(rec[c]["acc"], 2) for c in models}, flush=True)
+    return chapter6_text_table(tag)
+
+
+def chapter6_text_table(tag: str = "") -> str:
+    recs = _load_jsonl(RESULTS_DIR / f"weak_ch6text{tag}_runs.jsonl")
+    rows, holds, n_cells = [], 0, 0
+    for name, th in TEXT_THESIS.items():
+        row = [name]
+        for k in (4, 10):
+            rs = [r for r in recs if r["task"] == name and r["n_lab"] == k]
+            if not rs:
+                row += ["-"] * 3
+                continue
+            m = {c: np.mean([r[c]["acc"] for r in rs]) for c in ("SVM", "STL", "SSTL")}
+            ok = m["SSTL"] >= max(m["SVM"], m["STL"])
+            holds += int(ok)
+            n_cells += 1
+            row += [f"{m[c]:.2f} ± {np.std([r[c]['acc'] for r in rs]):.2f}"
+                    + (" ✓" if c == "SSTL" and ok else "") for c in ("SVM", "STL", "SSTL")]
+            row[-3] += f" (n={len(rs)})"
+        row.append(" / ".join(f"{v:.2f}" for v in th))
+        rows.append(row)
+    headers = ["task", "SVM (4)", "STL (4)", "SSTL (4)", "SVM (10)", "STL (10)", "SSTL (10)",
+               "thesis SVM / STL / SSTL (4), (10)"]
+    cpu = {c: np.mean([r[c]["cpu"] for r in recs]) for c in ("SVM", "STL", "SSTL")} \
+        if recs else {}
+    return (f"## Chapter 6 text (Tables 6.3-6.4): accuracy % on the unlabeled rest, "
+            f"SSTL >= both in {holds} of {n_cells} cells\n\n" + table(headers, rows)
+            + "\n\nMean CPU s per fit: " + ", ".join(f"{c} {v:.2g}" for c, v in cpu.items()))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("synthetic", "usps", "mnist", "scale", "ch6"),
+    ap.add_argument("--part", choices=("synthetic", "usps", "mnist", "scale", "ch6",
+                                       "ch6text"),
                     default="synthetic")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--sdp-reps", type=int, default=5)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--sdp-runs", type=int, default=2)
     ap.add_argument("--digits", default="0,1,2,3,4,6,7,9")
-    ap.add_argument("--eps-grid", default="0.2", help="comma-separated epsilon values for CV")
+    ap.add_argument("--eps-grid", default="0.1,0.2,0.3,0.4",
+                    help="comma-separated epsilon values for CV (thesis: 0.1,...,0.4)")
+    ap.add_argument("--c-grid", default="1,10,100,1000",
+                    help="comma-separated C_L = C_U values for CV (thesis: 1,10,100,1000)")
+    ap.add_argument("--tie-c", action="store_true",
+                    help="usps/mnist: CV over C_L = C_U tied (4x cheaper than the thesis's grid)")
+    ap.add_argument("--fixed-only", action="store_true",
+                    help="usps/mnist: only the no-CV columns (own log file)")
+    ap.add_argument("--fixed-c-irr", type=float, default=None,
+                    help="C_irrelevant of USSL's no-CV column (default: C_U, Problem I)")
+    ap.add_argument("--table-only", action="store_true",
+                    help="usps/mnist/synthetic/ch6text: only render the table from the logs")
+    ap.add_argument("--sdp-only", action="store_true",
+                    help="usps/mnist: only fill in the SDP column of runs already done")
     ap.add_argument("--stds", default="0.1,0.2,0.3", help="irrelevant spreads (synthetic)")
     ap.add_argument("--tag", default="", help="suffix of the results file (parallel runs)")
     args = ap.parse_args()
     GRID["epsilon"] = [float(e) for e in args.eps_grid.split(",")]
+    GRID["C_L"] = GRID["C_U"] = [float(c) for c in args.c_grid.split(",")]
+    GRID["tie_c"] = args.tie_c
+    FIXED["C_irrelevant"] = args.fixed_c_irr
     with Contention() as load:
-        if args.part == "synthetic":
+        if args.table_only:
+            digits = [int(d) for d in args.digits.split(",")]
+            section = {"synthetic": lambda: synthetic_table(
+                args.tag, [float(v) for v in args.stds.split(",")]),
+                "ch6text": lambda: chapter6_text_table(args.tag)}.get(
+                args.part, lambda: digits_table(args.part, args.tag, digits))()
+        elif args.part == "synthetic":
             section = run_synthetic(args.reps, args.sdp_reps,
-                                    [float(v) for v in args.stds.split(",")])
+                                    [float(v) for v in args.stds.split(",")], args.tag)
         elif args.part == "scale":
-            section = run_scale()
+            section = run_scale(tag=args.tag)
         elif args.part == "ch6":
             section = run_chapter6(args.runs)
+        elif args.part == "ch6text":
+            section = run_chapter6_text(args.runs, tag=args.tag)
+        elif args.fixed_only:
+            section = run_fixed(args.part, args.runs, [int(d) for d in args.digits.split(",")],
+                                args.tag)
         else:
             digits = [int(d) for d in args.digits.split(",")]
-            section = run_digits(args.part, args.runs, args.sdp_runs, digits)
-    report(f"weak_{args.part}{args.tag}", f"USSL reproduction: {args.part}",
+            section = run_digits(args.part, args.runs, args.sdp_runs, digits, args.tag,
+                                 args.sdp_only)
+    suffix = "_fixed" if args.fixed_only and not args.table_only else ""
+    report(f"weak_{args.part}{args.tag}{suffix}", f"USSL reproduction: {args.part}",
            [section, load.line()])
 
 

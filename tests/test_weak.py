@@ -14,7 +14,7 @@ from semisup.regularizers import Ridge
 from semisup.solvers.design import Design
 from semisup.solvers.mfn import l2svm_mfn
 from semisup.weak import MixtureSSL, UniversumSVM
-from semisup.weak.mixture import problem_objective, ussl_sdp
+from semisup.weak.mixture import problem_objective, ussl_alternating, ussl_sdp
 from semisup.weak.universum import universum_terms
 
 cp = pytest.importorskip("cvxpy")
@@ -283,6 +283,29 @@ def test_without_irrelevant_option_it_is_the_tsvm(rng):
     np.testing.assert_allclose(m.coef_, t.coef_, rtol=1e-5, atol=1e-8)
     np.testing.assert_array_equal(m.transduction_, t.transduction_)
     assert m.relevant_.all()
+
+
+def test_final_phase_single_flips_are_capped():
+    # each kept single-row flip starts a new pass; the cap bounds the re-solves of the whole
+    # phase (O(u) otherwise), and a cap above what a problem uses changes nothing
+    rng = np.random.default_rng(3)
+    X, y, _, _ = mixture_data(rng, std_irr=0.2)
+    lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
+    A = Design(X).restrict(np.r_[lab, unl])
+    y_l = np.where(y[lab] == 1, 1.0, -1.0)
+    l, u = lab.size, unl.size
+    lam = 1 / (2 * l * 100.0)
+    args = (A, l, y_l, lam, 2 * u * lam * 100.0, 2 * u * lam * 100.0, 0.2, 0.5)
+
+    def trials(res):  # single-flip trial solves of the final phase, kept or not
+        return res.n_iter - 1 - sum(1 for h in res.history if h["moved"] != -2)
+
+    free = ussl_alternating(*args, max_local_solves=10**6)
+    assert trials(free) > 2
+    capped = ussl_alternating(*args, max_local_solves=2)
+    assert trials(capped) <= 2 < trials(free)
+    same = ussl_alternating(*args, max_local_solves=trials(free))
+    np.testing.assert_array_equal(same.w, free.w)
 
 
 def test_mixture_flags_irrelevant_points_and_beats_tsvm_on_chapter7_data():
