@@ -332,12 +332,16 @@ def main() -> None:
     ap.add_argument("--n-workers", type=int, default=1)
     ap.add_argument("--collection", choices=["union", "dataset"], default="union",
                     help="retrieve from the union index or from the task's own data set")
+    ap.add_argument("--gamma", type=float, default=GAMMA,
+                    help="weight of each retrieved document (thesis: 0.01)")
     ap.add_argument("--task-major", action="store_true",
                     help="run every draw of a task before the next task")
     ap.add_argument("--tag", default="main", help="name of the result set (JSONL files)")
     ap.add_argument("--protocols", default="lib", help=f"comma list of {PROTOCOLS}")
     ap.add_argument("--learners", default=",".join(LEARNERS), help="comma list")
     args = ap.parse_args()
+    global GAMMA
+    GAMMA = args.gamma
     if args.setup:
         setup(Path(args.workdir))
     elif args.summary:
