@@ -191,3 +191,27 @@ def test_small_parser_matches_or_defers(text, tmp_path):
         got = io._fast_result(parsed, None, None)[0]
         assert got.shape == expected.shape
         np.testing.assert_array_equal(got.toarray(), expected.toarray())
+
+
+@pytest.mark.parametrize("preset", [None, "active"])
+def test_numba_threads_sleep_when_idle_unless_the_user_chose(preset):
+    # Spinning OpenMP threads make the parallel products slower than the serial ones on a
+    # busy machine: the library asks for a passive policy before numba starts its runtime.
+    env = _env()
+    env.pop("OMP_WAIT_POLICY", None)
+    if preset is not None:
+        env["OMP_WAIT_POLICY"] = preset
+    probe = textwrap.dedent("""
+        import os
+        import numpy as np, scipy.sparse as sp
+        from semisup.solvers._kernels import n_threads
+        from semisup.solvers.design import Design
+        before = os.environ.get("OMP_WAIT_POLICY")
+        Design(sp.random(50, 8, density=0.5, format="csr", random_state=0), parallel=True
+               ).matvec(np.ones(9))
+        print(before, os.environ.get("OMP_WAIT_POLICY"), n_threads() >= 1)
+    """)
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, env=env).stdout.split()
+    expected = preset if preset is not None else "PASSIVE"
+    assert out == [str(preset), expected, "True"]

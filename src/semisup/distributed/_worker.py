@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 from scipy.special import expit, rel_entr, xlogy
 
+from semisup._accel import import_numba
 from semisup._validation import unlabeled_mask
 from semisup.losses import HingeTerms, squared_hinge
 from semisup.solvers.design import Design
 from semisup.solvers.line_search import _break_points
+
+njit = import_numba().njit
 
 
 @njit(cache=True, nogil=True)

@@ -12,6 +12,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 
+from semisup._accel import import_numba
+
 METRICS = ("euclidean", "cosine")
 # above this many rows 'auto' switches from exact to approximate search
 APPROXIMATE_FROM = 20_000
@@ -76,6 +78,7 @@ def knn_search(X, n_neighbors: int = 6, metric: str = "euclidean", method: str =
                               n_jobs=n_jobs).fit(X)
         dist, idx = nn.kneighbors(X)
     else:
+        import_numba()  # pynndescent runs on numba: its threads should not spin either
         import pynndescent
 
         with warnings.catch_warnings():

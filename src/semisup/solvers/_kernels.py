@@ -10,15 +10,16 @@ and reduces the buffers at the end.
 from __future__ import annotations
 
 import contextlib
+import os
 
 import numpy as np
 
-from semisup._accel import njit, prange
+from semisup._accel import import_numba, njit, prange
 
 # Below this many stored entries a serial loop wins: a parallel region costs a thread
 # hand-off (microseconds on an idle machine, milliseconds when the cores are busy), and
-# the transposed product needs per-chunk buffers.
-PARALLEL_MIN_NNZ = 1_000_000
+# the transposed product needs per-chunk buffers.  ``SEMISUP_PARALLEL_MIN_NNZ`` overrides it.
+PARALLEL_MIN_NNZ = int(os.environ.get("SEMISUP_PARALLEL_MIN_NNZ", 1_000_000))
 
 _CONTROLLER = None
 
@@ -138,9 +139,7 @@ def chunk_bounds(indptr: np.ndarray, rows: np.ndarray, n_chunks: int) -> np.ndar
 
 def n_threads() -> int:
     """Threads numba will use for the parallel kernels."""
-    import numba
-
-    return int(numba.get_num_threads())
+    return int(import_numba().get_num_threads())
 
 
 def sparse_solver_threads(sparse: bool):

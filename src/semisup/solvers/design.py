@@ -127,7 +127,8 @@ class Design:
                 out[:] = sub @ wf
             else:
                 out[:] = 0.0
-                _csr_matvec(sub.shape[0], sub.shape[1], sub.indptr, sub.indices, sub.data,
+                n_rows, n_cols = sub.shape  # scipy computes .shape on every access
+                _csr_matvec(n_rows, n_cols, sub.indptr, sub.indices, sub.data,
                             np.ascontiguousarray(wf), out)
         elif self.sparse:
             _kernels.csr_rows_matvec(self._indptr, self._indices, self._data, self.rows,
@@ -149,7 +150,8 @@ class Design:
                 head[:] = sub.T @ q
             else:  # CSR rows read as the CSC columns of the transpose
                 head[:] = 0.0
-                _csc_matvec(sub.shape[1], sub.shape[0], sub.indptr, sub.indices, sub.data,
+                n_rows, n_cols = sub.shape
+                _csc_matvec(n_cols, n_rows, sub.indptr, sub.indices, sub.data,
                             np.ascontiguousarray(q, dtype=np.float64), head)
         elif self.sparse:
             _kernels.csr_rows_rmatvec(self._indptr, self._indices, self._data, self.rows,

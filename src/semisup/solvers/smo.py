@@ -16,8 +16,11 @@ kernel (the constraints do not depend on ``K``).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from semisup._accel import import_numba
+
+numba = import_numba()
 
 TAU = 1e-12
 
