@@ -322,6 +322,7 @@ def summary(tag: str = "main") -> None:
 
 
 def main() -> None:
+    global GAMMA
     ap = argparse.ArgumentParser()
     ap.add_argument("--workdir", default="/tmp/semisup-active")
     ap.add_argument("--setup", action="store_true")
@@ -340,7 +341,6 @@ def main() -> None:
     ap.add_argument("--protocols", default="lib", help=f"comma list of {PROTOCOLS}")
     ap.add_argument("--learners", default=",".join(LEARNERS), help="comma list")
     args = ap.parse_args()
-    global GAMMA
     GAMMA = args.gamma
     if args.setup:
         setup(Path(args.workdir))
