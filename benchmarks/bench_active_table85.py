@@ -265,6 +265,13 @@ def summary(tag: str = "main") -> None:
                         + [f"{red_avg[k]:+.1f}" for k in ks])
             body.append(["mean over tasks of the per-task error reduction %", ""]
                         + [f"{red[k]:+.1f}" for k in ks])
+            # paired gains: per (task, draw) accuracy minus the SVM's on the same draw
+            gains = {k: np.concatenate([per_task[t][k] - per_task[t][_base(k)]
+                                        for t in per_task]) for k in ks}
+            body.append(["paired gain over SVM, points (mean ± s.e. over task-draws)", ""]
+                        + [f"{gains[k].mean():+.1f} ± "
+                           f"{gains[k].std(ddof=1) / np.sqrt(gains[k].size):.1f}"
+                           if gains[k].size > 1 else "" for k in ks])
             out.append(f"## Accuracy (%), {n} labeled per class, features "
                        f"'{proto or 'lib'}', mean ± std over draws\n\n"
                        + table(["task", "draws"] + ks, body))
