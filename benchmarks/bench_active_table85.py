@@ -18,15 +18,23 @@ Diagnostics (test labels used only to *measure*, never to choose): per-query pre
 share of retrieved documents that belong to the task's corpus / classes, weak-label accuracy
 on those, the weak-label class share vs the true share, overlap with the test set.
 
-Each unit appends one JSON line to ``benchmarks/results/active_table85_w<worker>.jsonl``;
+Each unit appends one JSON line to ``benchmarks/results/active_table85_<tag>_w<worker>.jsonl``;
 finished units are skipped on restart.  ``--summary`` writes
-``benchmarks/results/active_table85.md`` from all JSONL files.
+``benchmarks/results/active_table85_<tag>.md`` from the tag's JSONL files.
+
+Feature protocols (``--protocols``): ``lib`` = the pipeline's features (600 terms most
+correlated with the labeled + weak labels, rows renormalised); ``nonorm`` = the thesis's literal
+order (unit tf over the whole vocabulary, then 600 terms, no renormalisation); ``oracle`` =
+600 terms selected with the true labels of the whole data set (a guess at how the thesis's
+fixed data sets were prepared; uses test labels, diagnostic only).  ``--collection dataset``
+retrieves from the task's own documents only (an on-topic engine, control experiment).
 
 Usage::
 
     python benchmarks/bench_active_table85.py --setup --workdir /tmp/i12      # index, cache
-    python benchmarks/bench_active_table85.py --workdir /tmp/i12 --reps 10 --worker 0 --n-workers 2
-    python benchmarks/bench_active_table85.py --summary
+    python benchmarks/bench_active_table85.py --workdir /tmp/i12 --reps 10 --task-major \
+        --worker 0 --n-workers 2 --tag main --learners SVM,Aux,CCCP-lab,CCCP-ret,TSVM,DA
+    python benchmarks/bench_active_table85.py --summary --tag main
 """
 
 from __future__ import annotations
