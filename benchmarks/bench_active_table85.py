@@ -32,7 +32,7 @@ retrieves from the task's own documents only (an on-topic engine, control experi
 Usage::
 
     python benchmarks/bench_active_table85.py --setup --workdir /tmp/i12      # index, cache
-    python benchmarks/bench_active_table85.py --workdir /tmp/i12 --reps 10 --task-major \
+    python benchmarks/bench_active_table85.py --workdir /tmp/i12 --reps 10 --task-major
         --worker 0 --n-workers 2 --tag main --learners SVM,Aux,CCCP-lab,CCCP-ret,TSVM,DA
     python benchmarks/bench_active_table85.py --summary --tag main
 """
