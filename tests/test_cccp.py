@@ -50,6 +50,25 @@ def test_balance_with_given_fraction(rng):
     assert np.mean(m.decision_function(X[y_semi == -1])) == pytest.approx(-0.4, abs=1e-10)
 
 
+def test_per_class_fractions(rng):
+    """An array of fractions sets each one-vs-rest problem's balance (and equals the float)."""
+    X = np.vstack([rng.normal(loc=c, size=(40, 2)) for c in ([0, 4], [4, 0], [-4, -4])])
+    y_semi = np.repeat(np.array([0, 1, 2]), 40)
+    y_semi[np.r_[3:40, 43:80, 83:120]] = -1
+    r = np.array([0.2, 0.5, 0.3])
+    m = CCCPS3VM(lam=1e-2, positive_fraction=r).fit(X, y_semi)
+    means = m.decision_function(X[y_semi == -1]).mean(axis=0)
+    np.testing.assert_allclose(means, 2 * r - 1, atol=1e-10)
+    X2, _, y2 = semi(rng)
+    a = CCCPS3VM(positive_fraction=[0.7, 0.3]).fit(X2, y2)
+    b = CCCPS3VM(positive_fraction=0.3).fit(X2, y2)
+    np.testing.assert_allclose(a.coef_, b.coef_)
+    with pytest.raises(ValueError, match="one fraction per class"):
+        CCCPS3VM(positive_fraction=[0.5, 0.5]).fit(X, y_semi)
+    with pytest.raises(ValueError, match="positive_fraction"):
+        CCCPS3VM(positive_fraction=[0.5, 1.0, 0.2]).fit(X, y_semi)
+
+
 def _cvx_step(X_l, y_l, X_u, lam, lam_u, c, active_plus, active_minus):
     """One CCCP convex step in cvxpy: the majoriser at the active copies."""
     cp = pytest.importorskip("cvxpy")

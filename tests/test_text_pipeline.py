@@ -63,6 +63,11 @@ def test_pipeline_end_to_end(rng, tmp_path, learner):
         test = np.setdiff1d(np.arange(len(docs)), lab)
         assert pipe.score([docs[i] for i in test], labels[test]) > 0.8
         assert set(pipe.predict(["rocket moon orbit", "drug patient"])) <= {"space", "med"}
+        if learner == "cccp":  # balance from the query labels of the retrieved documents
+            share = np.mean(pipe.retrieved_labels_ == pipe.classes_[1])
+            u = pipe.X_train_[len(lab):]
+            assert np.mean(pipe.model_.decision_function(u)) == pytest.approx(
+                2 * np.clip(share, 0.02, 0.98) - 1, abs=1e-8)
 
 
 def test_pipeline_any_estimator_and_generators(rng):
@@ -91,6 +96,8 @@ def test_pipeline_bad_input(rng):
         ActiveSearchPipeline(index).fit(docs[:4], labels[:3])
     with pytest.raises(ValueError, match="empty"):
         ActiveSearchPipeline(index).fit(docs[:3] + ["..."], labels[:4])
+    with pytest.raises(ValueError, match="balance"):
+        ActiveSearchPipeline(index, balance="x").fit(docs[:4], labels[:4])
     with pytest.raises(ValueError, match="no query retrieved"):
         ActiveSearchPipeline(MemoryBM25Index(["zzz yyy"])).fit(docs[:4], labels[:4])
 

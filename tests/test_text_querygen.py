@@ -124,3 +124,22 @@ def test_bad_input():
     Xe = sp.vstack([X, sp.csr_matrix((1, X.shape[1]))])
     with pytest.raises(ValueError, match=r"documents \[4\] have no term"):
         generate_queries(Xe, np.append(TINY_Y, "A"), vocab)
+
+
+def test_merge_queries_hand_computed():
+    """Merged query = most frequent terms of the class's queries, ties by position score."""
+    from semisup.text.querygen import Query, merge_queries
+
+    qs = [Query(("a", "b", "c"), "x", 0), Query(("b", "d", "a"), "x", 1),
+          Query(("e", "f", "g"), "y", 2), Query(("c", "d", "e"), "x", 3)]
+    # x: counts a2 b2 c2 d2 e1; scores a 3+1=4, b 2+3=5, c 1+3=4, d 2+2=4 -> b, then a/c/d
+    # in order of first appearance
+    m = merge_queries(qs, 3)
+    assert [q.label for q in m] == ["x", "y"]
+    assert m[0].terms == ("b", "a", "c") and m[1].terms == ("e", "f", "g")
+    assert merge_queries(qs)[0].terms == ("b", "a", "c")  # size of the longest input
+    assert all(q.source is None for q in m)
+    with pytest.raises(ValueError, match="empty"):
+        merge_queries([])
+    with pytest.raises(ValueError, match="query_size"):
+        merge_queries(qs, 0)

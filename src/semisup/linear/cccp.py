@@ -272,8 +272,11 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
         ``lambda``.
     lam_u : float, default=1.0
         Weight of the unlabeled loss (as ``lam_u`` of :class:`TransductiveSVM`).
-    positive_fraction : float or None, default=None
-        ``r``; ``None`` takes the positive fraction of the labeled rows.
+    positive_fraction : float, array-like or None, default=None
+        ``r``; ``None`` takes the positive fraction of the labeled rows.  An array gives one
+        fraction per class (in the order of ``classes_``; the fraction of class ``k`` is the
+        ``r`` of its one-vs-rest problem, e.g. class shares estimated from weakly labeled
+        retrieved documents); with two classes the entry of ``classes_[1]`` is used.
     s : float, default=0.0
         Ramp parameter in (-1, 1); ``0`` gives the TSVM loss, larger values flatten it near
         the boundary.
@@ -326,19 +329,38 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
     def _validate_params(self) -> None:
         check_positive(self.lam, "lam")
         check_positive(self.lam_u, "lam_u", allow_zero=True)
-        if self.positive_fraction is not None:
+        if self.positive_fraction is not None and np.ndim(self.positive_fraction) == 0:
             check_fraction(self.positive_fraction, "positive_fraction")
+        elif self.positive_fraction is not None:
+            r = np.asarray(self.positive_fraction, dtype=np.float64)
+            if r.ndim != 1 or not np.all((r > 0) & (r < 1)):
+                raise ValueError("positive_fraction must be a number in (0, 1), one such number "
+                                 f"per class, or None; got {self.positive_fraction!r}")
         if not isinstance(self.s, (int, float, np.floating)) or not -1.0 < self.s < 1.0:
             raise ValueError(f"s must be a number in (-1, 1) (ramp parameter), got {self.s!r}")
         if not isinstance(self.max_cccp_iter, (int, np.integer)) or self.max_cccp_iter < 1:
             raise ValueError(f"max_cccp_iter must be a positive integer, got "
                              f"{self.max_cccp_iter!r}")
 
+    def _prepare(self, design, data):
+        # per-class fractions, consumed in the order of the one-vs-rest problems
+        if self.positive_fraction is None or np.ndim(self.positive_fraction) == 0:
+            return None
+        r = np.asarray(self.positive_fraction, dtype=np.float64)
+        if r.shape != (data.classes.size,):
+            raise ValueError(f"positive_fraction has {r.size} entries but there are "
+                             f"{data.classes.size} classes: give one fraction per class")
+        return iter(r[1:] if r.size == 2 else r)
+
     def _fit_binary(self, design, data, y_pm, prior, sample_weight, context=None, seed=None):
         if sample_weight is not None:
             raise ValueError("CCCPS3VM does not take sample_weight")
-        r = self.positive_fraction if self.positive_fraction is not None \
-            else min(max(prior, 1e-3), 1 - 1e-3)
+        if context is not None:
+            r = float(next(context))
+        elif self.positive_fraction is not None:
+            r = self.positive_fraction
+        else:
+            r = min(max(prior, 1e-3), 1 - 1e-3)
         X = data.X
         res = cccp_s3vm(X[data.labeled], y_pm, X[data.unlabeled], self.lam, self.lam_u, r,
                         s=float(self.s), max_cccp_iter=self.max_cccp_iter,

@@ -9,7 +9,7 @@ TF-IDF, odds-ratio and SVM-LW baselines), :class:`AuxiliarySVM` and the pipeline
 from semisup.linear.cccp import CCCPS3VM
 from semisup.text.auxiliary import AuxiliarySVM
 from semisup.text.pipeline import ActiveSearchPipeline
-from semisup.text.querygen import Query, generate_queries, query_analyzer
+from semisup.text.querygen import Query, generate_queries, merge_queries, query_analyzer
 from semisup.text.search import (
     HTTPSearchBackend,
     MemoryBM25Index,
@@ -19,5 +19,6 @@ from semisup.text.search import (
 )
 
 __all__ = ["SQLiteIndex", "MemoryBM25Index", "HTTPSearchBackend", "SearchBackend", "tokenize",
-           "generate_queries", "query_analyzer", "Query", "AuxiliarySVM", "ActiveSearchPipeline",
+           "generate_queries", "merge_queries", "query_analyzer", "Query", "AuxiliarySVM",
+           "ActiveSearchPipeline",
            "CCCPS3VM"]

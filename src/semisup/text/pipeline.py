@@ -74,6 +74,13 @@ class ActiveSearchPipeline(BaseEstimator):
         ``lambda`` and ``gamma`` of eqs. 8.2-8.3 (mapped onto each learner's scaling).
     C : float, default=10.0
         Slack cost of the DQG linear programs.
+    balance : {"retrieved", "labeled"}, default="retrieved"
+        Class fractions of the ``"cccp"`` learner's balance constraint: the shares of the
+        retrieved documents' query labels (``"retrieved"``), or the labeled prior
+        (``"labeled"``, Collobert et al.'s rule, which with a class-balanced labeled set
+        always asks for equal classes).
+    s : float, default=0.0
+        Ramp parameter of :class:`~semisup.linear.CCCPS3VM`.
     stop_words : "english", collection of str or None, default="english"
         Terms never used in queries or features (numbers are dropped too); ``None`` keeps
         every term of the index's tokenizer.
@@ -100,7 +107,7 @@ class ActiveSearchPipeline(BaseEstimator):
     def __init__(self, backend: SearchBackend, generator: str = "dqg", query_size: int = 3,
                  per_query: int = 100, learner="cccp", n_features: int | None = 600,
                  lam: float = 0.01, gamma: float = 0.01, C: float = 10.0,
-                 stop_words="english"):
+                 balance: str = "retrieved", s: float = 0.0, stop_words="english"):
         self.backend = backend
         self.generator = generator
         self.query_size = query_size
@@ -110,6 +117,8 @@ class ActiveSearchPipeline(BaseEstimator):
         self.lam = lam
         self.gamma = gamma
         self.C = C
+        self.balance = balance
+        self.s = s
         self.stop_words = stop_words
 
     def _check(self, documents, labels, ids):
@@ -121,6 +130,8 @@ class ActiveSearchPipeline(BaseEstimator):
         if isinstance(self.learner, str) and self.learner not in LEARNERS:
             raise ValueError(f"learner must be one of {LEARNERS} or an estimator, got "
                              f"{self.learner!r}")
+        if self.balance not in ("retrieved", "labeled"):
+            raise ValueError(f"balance must be 'retrieved' or 'labeled', got {self.balance!r}")
         if not isinstance(self.per_query, (int, np.integer)) or self.per_query < 1:
             raise ValueError(f"per_query must be a positive integer, got {self.per_query!r}")
         if self.n_features is not None and (not isinstance(self.n_features, (int, np.integer))
@@ -242,7 +253,14 @@ class ActiveSearchPipeline(BaseEstimator):
             y = y.astype(labels.dtype)
         if self.learner == "cccp":
             # thesis scaling lambda||w||^2 + sum_D + gamma sum_U  ->  CCCPS3VM's (1/2l, 1/2u)
-            model = CCCPS3VM(lam=self.lam / n_l, lam_u=self.gamma * n_r / n_l)
+            r = None
+            if self.balance == "retrieved":
+                # class shares of the query labels, kept away from 0/1 (a class nobody
+                # retrieved still gets a few unlabeled points)
+                r = np.clip([np.mean(self.retrieved_labels_ == c) for c in np.unique(labels)],
+                            0.02, 0.98)
+            model = CCCPS3VM(lam=self.lam / n_l, lam_u=self.gamma * n_r / n_l,
+                             positive_fraction=r, s=self.s)
         else:
             model = clone(self.learner)
         return model.fit(X, y)

@@ -240,3 +240,43 @@ def _svm_weights(X, y, c, classes, lam) -> np.ndarray:
     target = np.where(y == c, 1, 0)
     coef = L2SVM(lam=lam, solver="mfn").fit(X, target).coef_[0]
     return coef
+
+
+def merge_queries(queries: list[Query], query_size: int | None = None) -> list[Query]:
+    """One query per class from a batch of per-document (DQG) queries.
+
+    The thesis compares DQG with the one-query-per-class generators by merging DQG's batch
+    "into a single one by extracting the top N popular terms from the multiple generated
+    queries" (section 8.2.2, Table 8.4).  Terms are ranked by how many queries of the class
+    contain them; ties by the sum of their ranks' scores (``size - position``, so a term
+    that leads its queries wins), then by first appearance.
+
+    Parameters
+    ----------
+    queries : list of Query
+        Queries with their ``label`` (e.g. from ``generate_queries(..., method="dqg")``).
+    query_size : int or None, default=None
+        Terms of each merged query; ``None`` keeps the size of the longest input query.
+
+    Returns
+    -------
+    list of Query
+        One per class, in order of first appearance, with ``source=None``.
+    """
+    if not queries:
+        raise ValueError("queries is empty: nothing to merge")
+    size = max(len(q.terms) for q in queries) if query_size is None else query_size
+    if not isinstance(size, (int, np.integer)) or size < 1:
+        raise ValueError(f"query_size must be a positive integer or None, got {query_size!r}")
+    merged = []
+    for label in dict.fromkeys(q.label for q in queries):
+        count: dict[str, int] = {}
+        score: dict[str, int] = {}
+        for q in queries:
+            if q.label == label:
+                for pos, term in enumerate(q.terms):
+                    count[term] = count.get(term, 0) + 1
+                    score[term] = score.get(term, 0) + len(q.terms) - pos
+        order = sorted(count, key=lambda t: (-count[t], -score[t]))  # stable: first seen
+        merged.append(Query(tuple(order[:size]), label, None))
+    return merged

@@ -1,0 +1,369 @@
+"""Table 8.5 of the thesis, resumable, with the diagnostics of why retrieval helps or not.
+
+For every (task, draw, labeled per class in {2, 5}) the active-search pipeline is run once
+(DQG, one 3-term query per labeled document, top 100, labeled documents excluded, 600
+class-correlated tf features, unit rows) and every learner is trained on the same features:
+
+* ``SVM``: L2-SVM on the labeled rows;  ``Aux``: Aux-SVM (eq. 8.2, gamma = 0.01);
+* ``CCCP-lab``: CCCPS3VM with the balance fraction of the labeled rows (the thesis /
+  Collobert rule; here always 1/K since the labeled set is balanced by construction);
+* ``CCCP-ret``: CCCPS3VM with the class shares of the retrieved documents' weak (query)
+  labels -- no test label is used, only which query retrieved a document;
+* ``CCCP-ret-s``: the same with ``s = 0.3`` (flat ramp near the boundary);
+* ``TSVM``, ``DA``: the library's TransductiveSVM / DeterministicAnnealingSVM, same
+  ``lam``/``lam_u``, balance fraction as ``CCCP-ret`` on binary tasks (their
+  ``positive_fraction`` is one number; multi-class: labeled prior).
+
+Diagnostics (test labels used only to *measure*, never to choose): per-query precision, the
+share of retrieved documents that belong to the task's corpus / classes, weak-label accuracy
+on those, the weak-label class share vs the true share, overlap with the test set.
+
+Each unit appends one JSON line to ``benchmarks/results/active_table85_<tag>_w<worker>.jsonl``;
+finished units are skipped on restart.  ``--summary`` writes
+``benchmarks/results/active_table85_<tag>.md`` from the tag's JSONL files.
+
+Feature protocols (``--protocols``): ``lib`` = the pipeline's features (600 terms most
+correlated with the labeled + weak labels, rows renormalised); ``nonorm`` = the thesis's literal
+order (unit tf over the whole vocabulary, then 600 terms, no renormalisation); ``oracle`` =
+600 terms selected with the true labels of the whole data set (a guess at how the thesis's
+fixed data sets were prepared; uses test labels, diagnostic only).  ``--collection dataset``
+retrieves from the task's own documents only (an on-topic engine, control experiment).
+
+Usage::
+
+    python benchmarks/bench_active_table85.py --setup --workdir /tmp/i12      # index, cache
+    python benchmarks/bench_active_table85.py --workdir /tmp/i12 --reps 10 --task-major
+        --worker 0 --n-workers 2 --tag main --learners SVM,Aux,CCCP-lab,CCCP-ret,TSVM,DA
+    python benchmarks/bench_active_table85.py --summary --tag main
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import RESULTS_DIR, command_line, machine_info, table  # noqa: E402
+from bench_active_search import TASKS, task_docs  # noqa: E402
+
+from semisup.linear import CCCPS3VM, L2SVM, DeterministicAnnealingSVM, TransductiveSVM  # noqa: E402
+from semisup.text import ActiveSearchPipeline, AuxiliarySVM, MemoryBM25Index, SQLiteIndex  # noqa: E402
+
+LAM = GAMMA = 0.01
+N_FEATURES = 600
+PROTOCOLS = ["lib", "nonorm", "oracle"]
+LEARNERS = ["SVM", "Aux", "CCCP-lab", "CCCP-ret", "CCCP-ret-s", "TSVM", "DA"]
+EVAL_TASKS = ["auto vs motor", "corn vs wheat", "ship vs trade", "money vs trade",
+              "bacterial vs virus", "musculo vs digestive", "male vs female",
+              "sci (4 groups)", "fourDiseases"]
+
+
+def setup(workdir: Path) -> None:
+    from semisup.text.corpora import load_corpora
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    docs = list(load_corpora())
+    print(f"loaded {len(docs)} documents in {time.perf_counter() - t0:.0f} s", flush=True)
+    tasks = {name: task_docs(docs, prefix, classes) for name, prefix, classes in TASKS}
+    labels = {d.id: d.labels for d in docs}
+    with open(workdir / "tasks.pkl", "wb") as fh:
+        pickle.dump({"tasks": tasks, "labels": labels}, fh)
+    if not (workdir / "index").exists():
+        t0, c0 = time.perf_counter(), time.process_time()
+        SQLiteIndex.build(workdir / "index", ((d.id, d.text) for d in docs))
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        print(f"index: {len(docs)} docs in {wall:.0f} s wall / {cpu:.0f} s CPU "
+              f"({len(docs) / wall:.0f} docs/s wall, {len(docs) / cpu:.0f} docs/s CPU), "
+              f"load {os.getloadavg()}", flush=True)
+
+
+def fit(learner, X, labels, y_semi, aux_y, aux, r_weak, classes):
+    l = labels.shape[0]
+    u = X.shape[0] - l
+    semi = dict(lam=LAM / l, lam_u=GAMMA * u / l)  # thesis scaling -> (1/2l, 1/2u) form
+    r_bin = float(r_weak[1]) if len(classes) == 2 else None
+    if learner == "SVM":
+        return L2SVM(lam=2 * LAM).fit(X[:l], labels)
+    if learner == "Aux":
+        return AuxiliarySVM(lam=2 * LAM, gamma=GAMMA).fit(X, aux_y, auxiliary=aux)
+    if learner == "CCCP-lab":
+        return CCCPS3VM(**semi).fit(X, y_semi)
+    if learner == "CCCP-ret":
+        return CCCPS3VM(**semi, positive_fraction=r_weak).fit(X, y_semi)
+    if learner == "CCCP-ret-s":
+        return CCCPS3VM(**semi, positive_fraction=r_weak, s=0.3).fit(X, y_semi)
+    if learner == "TSVM":
+        return TransductiveSVM(**semi, positive_fraction=r_bin).fit(X, y_semi)
+    return DeterministicAnnealingSVM(**semi, positive_fraction=r_bin).fit(X, y_semi)
+
+
+def features(protocol, pipe, index, items, lab, test, labels, weak):
+    """Training / test matrices of one feature protocol (see the module docstring)."""
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.preprocessing import normalize
+
+    from semisup.text.pipeline import class_correlation
+    from semisup.text.querygen import query_analyzer
+
+    if protocol == "lib":
+        return pipe.X_train_, pipe.transform([items[i][1] for i in test])
+    retrieved = index.documents(pipe.retrieved_ids_)
+    vec = CountVectorizer(analyzer=query_analyzer("english"))
+    if protocol == "nonorm":
+        # thesis order, honest: unit tf over the whole vocabulary, then the 600 terms most
+        # correlated with the labeled + weak labels, no renormalisation
+        Xtr = normalize(vec.fit_transform([items[i][1] for i in lab] + retrieved)
+                        .astype(np.float64))
+        keep = np.argsort(-class_correlation(Xtr, np.concatenate([labels, weak])),
+                          kind="stable")[:N_FEATURES]
+        Xte = normalize(vec.transform([items[i][1] for i in test]).astype(np.float64))
+        return Xtr[:, keep], Xte[:, keep]
+    # "oracle": the thesis's data sets as fixed matrices -- unit tf, the 600 terms most
+    # correlated with the TRUE classes of the whole data set (uses test labels: upper bound
+    # of what the thesis's preprocessing may have done), retrieved pages projected on them
+    vec.fit([t for _, t, _ in items] + retrieved)
+    Xd = normalize(vec.transform([t for _, t, _ in items]).astype(np.float64))
+    keep = np.argsort(-class_correlation(Xd, np.array([c for _, _, c in items])),
+                      kind="stable")[:N_FEATURES]
+    Xr = normalize(vec.transform(retrieved).astype(np.float64))
+    import scipy.sparse as sp
+
+    return sp.vstack([Xd[lab], Xr]).tocsr()[:, keep], Xd[test][:, keep]
+
+
+def run_unit(index, items, labels_of, prefix, classes, rep, n, protocols, learners):
+    rng = np.random.default_rng(200 + rep)  # same draws as bench_active_search.py
+    lab_all = np.array([c for _, _, c in items])
+    five = np.stack([rng.choice(np.flatnonzero(lab_all == c), 5, replace=False)
+                     for c in classes])
+    test = np.setdiff1d(np.arange(len(items)), five.ravel())
+    lab = five[:, :n].ravel()
+    texts = [items[i][1] for i in lab]
+    labels = np.array([items[i][2] for i in lab])
+    ids = [items[i][0] for i in lab]
+    t0 = time.perf_counter()
+    pipe = ActiveSearchPipeline(index, generator="dqg", query_size=3, per_query=100,
+                                learner="svm", lam=LAM, gamma=GAMMA).fit(texts, labels, ids=ids)
+    t_pipe = time.perf_counter() - t0
+    l, u = len(lab), len(pipe.retrieved_ids_)
+    y_test = np.array([items[i][2] for i in test])
+    y_semi = np.concatenate([labels, np.full(u, "-1")]).astype(object)
+    y_semi[l:] = -1
+    weak = pipe.retrieved_labels_
+    aux_y = np.concatenate([labels, weak])
+    aux = np.r_[np.zeros(l, bool), np.ones(u, bool)]
+    # balance fractions from the weak labels (class order = sorted, as classes_)
+    cls_sorted = np.unique(labels)
+    r_weak = np.array([np.mean(weak == c) for c in cls_sorted])
+    r_weak = np.clip(r_weak, 0.02, 0.98)
+    # diagnostics (truth used to measure only)
+    rid = pipe.retrieved_ids_
+    in_corpus = np.array([d.startswith(prefix) for d in rid])
+    truth = np.array([next((c for c in classes if c in labels_of[d]), None)
+                      if d.startswith(prefix) else None for d in rid], dtype=object)
+    in_task = np.array([t is not None for t in truth])
+    test_ids = {items[i][0] for i in test}
+    diag = {
+        "n_queries": len(pipe.queries_), "n_unique": int(u),
+        "precision": float(np.mean([truth[k] == weak[k] for k in range(u)])),
+        "share_corpus": float(in_corpus.mean()), "share_task": float(in_task.mean()),
+        "weak_acc_in_task": float(np.mean(truth[in_task] == weak[in_task]))
+        if in_task.any() else None,
+        "r_weak": r_weak.tolist(),
+        "r_true_in_task": [float(np.mean(truth[in_task] == c)) for c in cls_sorted]
+        if in_task.any() else None,
+        "r_test": [float(np.mean(y_test == c)) for c in cls_sorted],
+        "share_test_overlap": float(np.mean([d in test_ids for d in rid])),
+        "queries": [" ".join(q.terms) + f" ->{q.label}" for q in pipe.queries_],
+        "t_pipeline": t_pipe,
+    }
+    acc, wall, cpu = {}, {}, {}
+    for proto in protocols:
+        X, X_test = features(proto, pipe, index, items, lab, test, labels, weak)
+        for lrn in learners:
+            key = lrn if proto == "lib" else f"{lrn}@{proto}"
+            t0, c0 = time.perf_counter(), time.process_time()
+            model = fit(lrn, X, labels, y_semi, aux_y, aux, r_weak, classes)
+            wall[key], cpu[key] = time.perf_counter() - t0, time.process_time() - c0
+            acc[key] = 100 * float(np.mean(model.predict(X_test) == y_test))
+    return {"acc": acc, "wall": wall, "cpu": cpu, "diag": diag, "n_test": int(test.size)}
+
+
+def load_rows(tag="main"):
+    rows = []
+    for f in sorted(RESULTS_DIR.glob(f"active_table85_{tag}_w*.jsonl")):
+        for line in f.read_text().splitlines():
+            if line.strip():
+                rows.append(json.loads(line))
+    return rows
+
+
+def work(args) -> None:
+    workdir = Path(args.workdir)
+    with open(workdir / "tasks.pkl", "rb") as fh:
+        cache = pickle.load(fh)
+    index = SQLiteIndex.open(workdir / "index")
+    out = RESULTS_DIR / f"active_table85_{args.tag}_w{args.worker}.jsonl"
+    done = {(r["task"], r["rep"], r["n"]) for r in load_rows(args.tag)}
+    protocols, learners = args.protocols.split(","), args.learners.split(",")
+    tasks = [t for t in TASKS if t[0] in (args.tasks.split(",") if args.tasks else EVAL_TASKS)]
+    units = [(rep, t, n) for rep in range(args.reps) for t in tasks for n in (2, 5)]
+    if args.task_major:  # all draws of a task before the next (complete tasks first)
+        units.sort(key=lambda x: ([t[0] for t in tasks].index(x[1][0]), x[0], x[2]))
+    per_task = {}
+    for unit, (rep, (name, prefix, classes), n) in enumerate(units):
+        if unit % args.n_workers == args.worker and (name, rep, n) not in done:
+            backend = index
+            if args.collection == "dataset":
+                # controlled stand-in for an on-topic search engine: the task's own data
+                # set (labeled documents excluded by the pipeline), as in Table 8.4's Indri
+                # test database
+                if name not in per_task:
+                    per_task.clear()
+                    per_task[name] = MemoryBM25Index(
+                        [(i, t) for i, t, _ in cache["tasks"][name]])
+                backend = per_task[name]
+            res = run_unit(backend, cache["tasks"][name], cache["labels"], prefix, classes,
+                           rep, n, protocols, learners)
+            res.update(task=name, rep=rep, n=n, load=os.getloadavg()[0])
+            with open(out, "a") as fh:
+                fh.write(json.dumps(res) + "\n")
+            print(f"{name} rep {rep} n {n}: " + ", ".join(
+                f"{k} {v:.1f}" for k, v in res["acc"].items()), flush=True)
+
+
+def _base(key: str) -> str:
+    """The supervised baseline of a result key (same feature protocol)."""
+    return "SVM" + key[key.index("@"):] if "@" in key else "SVM"
+
+
+def summary(tag: str = "main") -> None:
+    rows = load_rows(tag)
+    names = [t[0] for t in TASKS if any(r["task"] == t[0] for r in rows)]
+    keys = [k for k in rows[0]["acc"] if all(k in r["acc"] for r in rows)]
+    out, red_rows = [], []
+    for n in (2, 5):
+        per_task, draws = {}, {}
+        for name in names:
+            rs = [r for r in rows if r["task"] == name and r["n"] == n]
+            if rs:
+                per_task[name] = {k: np.array([r["acc"][k] for r in rs]) for k in keys}
+                draws[name] = len(rs)
+        avg = {k: np.mean([per_task[t][k].mean() for t in per_task]) for k in keys}
+        # reduction of the average error (the thesis's 28 % / 34 % are computed this way)
+        red_avg = {k: 100 * (avg[k] - avg[_base(k)]) / (100 - avg[_base(k)]) for k in keys}
+        red = {k: 100 * np.mean([(per_task[t][k].mean() - per_task[t][_base(k)].mean())
+                                 / (100 - per_task[t][_base(k)].mean()) for t in per_task])
+               for k in keys}
+        red_rows.append([f"{n}/cls"] + [f"{red_avg[k]:+.1f}" for k in keys])
+        for proto in dict.fromkeys(k.partition("@")[2] for k in keys):
+            ks = [k for k in keys if k.partition("@")[2] == proto]
+            body = [[t, draws[t]] + [f"{per_task[t][k].mean():.1f} ± {per_task[t][k].std():.1f}"
+                                     for k in ks] for t in per_task]
+            body.append(["**average**", ""] + [f"{avg[k]:.1f}" for k in ks])
+            body.append(["**reduction of the average error vs SVM %**", ""]
+                        + [f"{red_avg[k]:+.1f}" for k in ks])
+            body.append(["mean over tasks of the per-task error reduction %", ""]
+                        + [f"{red[k]:+.1f}" for k in ks])
+            # paired gains: per (task, draw) accuracy minus the SVM's on the same draw
+            gains = {k: np.concatenate([per_task[t][k] - per_task[t][_base(k)]
+                                        for t in per_task]) for k in ks}
+            body.append(["paired gain over SVM, points (mean ± s.e. over task-draws)", ""]
+                        + [f"{gains[k].mean():+.1f} ± "
+                           f"{gains[k].std(ddof=1) / np.sqrt(gains[k].size):.1f}"
+                           if gains[k].size > 1 else "" for k in ks])
+            out.append(f"## Accuracy (%), {n} labeled per class, features "
+                       f"'{proto or 'lib'}', mean ± std over draws\n\n"
+                       + table(["task", "draws"] + ks, body))
+    # diagnostics
+    drows = []
+    for name in names:
+        for n in (2, 5):
+            rs = [r for r in rows if r["task"] == name and r["n"] == n]
+            if not rs:
+                continue
+            d = [r["diag"] for r in rs]
+
+            def m(key, d=d):
+                v = [x[key] for x in d if x[key] is not None]
+                return 100 * float(np.mean(v)) if v else float("nan")
+
+            rw = np.mean([x["r_weak"][-1] for x in d])
+            rt = np.mean([x["r_true_in_task"][-1] for x in d if x["r_true_in_task"]])
+            rte = np.mean([x["r_test"][-1] for x in d])
+            gain = np.mean([r["acc"]["CCCP-lab"] - r["acc"]["SVM"] for r in rs])
+            again = np.mean([r["acc"]["Aux"] - r["acc"]["SVM"] for r in rs])
+            drows.append([name, n, np.mean([x["n_unique"] for x in d]), m("precision"),
+                          m("share_corpus"), m("share_task"), m("weak_acc_in_task"),
+                          f"{rw:.2f} / {rt:.2f} / {rte:.2f}", m("share_test_overlap"),
+                          f"{again:+.1f}", f"{gain:+.1f}"])
+    out.append(
+        "## Diagnostics of the retrieved pool (mean over draws)\n\n"
+        "precision: share of the distinct retrieved documents whose true class (in the task's "
+        "corpus) equals their weak (query) label; corpus / task: share from the task's corpus "
+        "/ carrying one of the task's classes; weak acc: weak-label accuracy on the latter; "
+        "r: share of the last class among weak labels / among the in-task retrieved / in the "
+        "test set; overlap: share of retrieved documents that are test documents; gains: "
+        "accuracy points over SVM.\n\n"
+        + table(["task", "l/cls", "distinct retrieved", "precision %", "corpus %", "task %",
+                 "weak acc %", "r weak / true / test", "test overlap %", "Aux gain",
+                 "CCCP-lab gain"], drows))
+    tw = {k: sum(r["wall"][k] for r in rows) for k in keys}
+    tc = {k: sum(r["cpu"][k] for r in rows) for k in keys}
+    loads = [r["load"] for r in rows]
+    out.append("## Training time over all units (s, wall / CPU)\n\n"
+               + table(["learner", "wall s", "CPU s", "CPU ratio to CCCP-lab"],
+                       [[k, tw[k], tc[k], tc[k] / tc["CCCP-lab"]] for k in keys])
+               + f"\n\n{len(rows)} units; load average (1 min) at the end of the units: "
+               f"min {min(loads):.1f}, median {np.median(loads):.1f}, max {max(loads):.1f}.")
+    head = ("# Table 8.5 (thesis ch. 8) on local corpora: retrieval-based unlabeled data\n\n"
+            f"Commands: `python benchmarks/bench_active_table85.py --setup --workdir DIR`, then "
+            "`... --workdir DIR --reps R --worker i --n-workers 2` (resumable), summary by "
+            f"`{command_line()}`.\n\n{machine_info()}\n\n"
+            "Thesis (Semi-SVM, reduction of the average error): 28.0 % (2/cls), 34.0 % (5/cls); "
+            "Aux-SVM 17.6 % / 26.3 %.  Summary of the reductions of the average error here:\n\n"
+            + table(["labeled"] + keys, red_rows))
+    text = head + "\n\n" + "\n\n".join(out) + "\n"
+    (RESULTS_DIR / f"active_table85_{tag}.md").write_text(text)
+    print(text)
+
+
+def main() -> None:
+    global GAMMA
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workdir", default="/tmp/semisup-active")
+    ap.add_argument("--setup", action="store_true")
+    ap.add_argument("--summary", action="store_true")
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--tasks", default="")
+    ap.add_argument("--worker", type=int, default=0)
+    ap.add_argument("--n-workers", type=int, default=1)
+    ap.add_argument("--collection", choices=["union", "dataset"], default="union",
+                    help="retrieve from the union index or from the task's own data set")
+    ap.add_argument("--gamma", type=float, default=GAMMA,
+                    help="weight of each retrieved document (thesis: 0.01)")
+    ap.add_argument("--task-major", action="store_true",
+                    help="run every draw of a task before the next task")
+    ap.add_argument("--tag", default="main", help="name of the result set (JSONL files)")
+    ap.add_argument("--protocols", default="lib", help=f"comma list of {PROTOCOLS}")
+    ap.add_argument("--learners", default=",".join(LEARNERS), help="comma list")
+    args = ap.parse_args()
+    GAMMA = args.gamma
+    if args.setup:
+        setup(Path(args.workdir))
+    elif args.summary:
+        summary(args.tag)
+    else:
+        work(args)
+
+
+if __name__ == "__main__":
+    main()
