@@ -35,6 +35,32 @@ def test_design_products_match_dense(rng, sparse, parallel):
     np.testing.assert_allclose(subsub.matvec(w), Xa[rows[[5, 0, 7]]] @ w, atol=1e-12)
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+def test_scattered_rows_are_copied_and_give_the_indexed_products_bit_for_bit(rng, parallel):
+    """An active set is multiplied on a contiguous copy of its rows (the prefetcher's sake);
+    the products are the indexed kernels' to the last bit, and long runs are not copied."""
+    X = sp.random(3000, 60, density=0.2, random_state=5, format="csr")
+    A = Design(X, intercept_scaling=1.5, parallel=parallel)
+    order = np.r_[np.arange(0, 3000, 50), np.setdiff1d(np.arange(3000), np.arange(0, 3000, 50))]
+    B = A.restrict(order)                          # labeled-first order: a long run
+    assert B._kernel_view[0] is A._indptr
+    active = np.sort(rng.choice(3000, 1400, replace=False))
+    sub = B.restrict(active)
+    assert sub._kernel_view[0] is not A._indptr   # scattered: copied
+    indexed = object.__new__(Design)
+    indexed.__dict__.update(sub.__dict__)
+    indexed._kernel_view = (A._indptr, A._indices, A._data, sub.rows)
+    if parallel:
+        from semisup.solvers import _kernels
+        indexed._bounds = _kernels.chunk_bounds(A._indptr, sub.rows, max(1, _kernels.n_threads()))
+    w, q, c = rng.normal(size=61), rng.normal(size=1400), rng.uniform(size=1400)
+    for f, args in [("matvec", (w,)), ("rmatvec", (q,)), ("weighted_column_sq", (c,)),
+                    ("row_sq_norms", ())]:
+        np.testing.assert_array_equal(getattr(sub, f)(*args), getattr(indexed, f)(*args))
+    Xa = dense_with_bias(X) * np.r_[np.ones(60), 1.5]
+    np.testing.assert_allclose(sub.matvec(w), Xa[order[active]] @ w, atol=1e-12)
+
+
 def test_parallel_kernel_chunks_cover_all_rows(rng):
     X = sp.random(5000, 50, density=0.5, random_state=3, format="csr")
     A = Design(X, fit_intercept=False, parallel=True)

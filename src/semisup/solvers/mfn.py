@@ -139,6 +139,7 @@ class LocalMFNRows:
         """Active set ``j(w)`` and the least-squares rows of eq. 4; returns their number."""
         self.active = self.terms.active(self.o)
         self.rows, self.cost, self.target = self.terms.newton_system(self.active)
+        self.A_j = None  # the old restriction may hold a copy of rows: free it first
         self.A_j = self.A.restrict(self.rows)
         self.row_cost[:] = 0.0
         self.row_cost[self.rows] = self.cost
