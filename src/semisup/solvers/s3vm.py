@@ -305,6 +305,16 @@ class LocalS3VMRows:
         return self.best_p
 
 
+def _supervised_start(rows, lam: float, reg, mfn_options: dict | None):
+    """The L2-SVM on the labeled rows that TSVM and DA start from, and its outputs on all
+    rows; returns ``(mfn options, regulariser, result)``."""
+    opts = dict(mfn_options or {})
+    reg = Ridge(lam) if reg is None else reg
+    sup = rows.supervised(reg, opts)
+    rows.outputs(sup.w)
+    return opts, reg, sup
+
+
 def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: float,
                      positive_fraction: float, max_switches: int | None = None,
                      lam_u_init: float = 1e-5, lam_u_growth: float = 1.5,
@@ -366,12 +376,9 @@ def transductive_svm_rows(rows, lam: float, lam_u: float, positive_fraction: flo
     """The label-switching loop of :func:`transductive_svm` on a row object
     (:class:`LocalS3VMRows` or one whose rows live elsewhere); the parameters are those of
     :func:`transductive_svm`."""
-    opts = dict(mfn_options or {})
     u = rows.n_unlabeled
-    reg = Ridge(lam) if reg is None else reg
-    sup = rows.supervised(reg, opts)
+    opts, reg, sup = _supervised_start(rows, lam, reg, mfn_options)
     w = sup.w
-    rows.outputs(w)
     if u == 0:
         return TSVMResult(w=w, labels_u=rows.labels_u(), objective=sup.objective, n_iter=1,
                           n_switches=0, n_cg_iter=sup.n_cg_iter, history=[])
@@ -600,12 +607,9 @@ def deterministic_annealing_rows(rows, lam: float, lam_u: float, positive_fracti
     """The annealing loop of :func:`deterministic_annealing` on a row object
     (:class:`LocalS3VMRows` or one whose rows live elsewhere); the parameters are those of
     :func:`deterministic_annealing`."""
-    opts = dict(mfn_options or {})
     u = rows.n_unlabeled
-    reg = Ridge(lam) if reg is None else reg
-    sup = rows.supervised(reg, opts)
+    opts, reg, sup = _supervised_start(rows, lam, reg, mfn_options)
     w = sup.w
-    rows.outputs(w)
     r = float(positive_fraction)
     rows.start_beliefs(r)
     if u == 0 or lam_u == 0.0:
