@@ -72,11 +72,61 @@ def _worker_cpu(client) -> float:
     return float(sum(client.run(time.process_time).values()))
 
 
-def distributed_iteration(client, X, y, iters: int, fused: bool):
+# how the client reaches the workers' actors: the ``distributed.Actor`` handles (what the
+# design used before: a thread switch and an ActorFuture per worker and call, relayed by
+# the scheduler unless the client has direct_to_workers), one rpc per worker straight to it,
+# and the same with the hot calls run inline on the worker's event loop
+CALL_PATHS = {"actor handles": dict(direct=False, inline=False, handles=True),
+              "direct": dict(direct=True, inline=False),
+              "direct + inline": dict(direct=True, inline=True)}
+
+
+def _use_actor_handles(dd) -> None:
+    """Route ``dd``'s calls through ``distributed.Actor`` handles (the former call path)."""
+    handles = [f.result() for f in dd._actor_futures]
+    counted = dd._call
+
+    def call(method, *args):
+        pending = [getattr(a, method)(*args) for a in handles]
+        results = [p.result(timeout=dd.timeout) for p in pending]
+        dd.n_calls += 1
+        dd.bytes_sent += sum(a.nbytes if isinstance(a, np.ndarray) else 8 for a in args) \
+            * len(handles)
+        return results
+
+    dd._call = call
+    dd._counted_call = counted
+
+
+def round_trip(client, X, y, path: dict, repeats: int = 200):
+    """Wall and CPU (client + workers) of one empty call to every worker."""
+    from semisup.distributed import DistributedDesign
+
+    dd = DistributedDesign.from_arrays(client, X[:100], y[:100], direct=path["direct"],
+                                       inline=path["inline"])
+    if path.get("handles"):
+        _use_actor_handles(dd)
+    for _ in range(20):
+        dd._call("ping")
+    best, best_cpu = np.inf, np.inf
+    for _ in range(3):
+        w0, c0, t0 = _worker_cpu(client), time.process_time(), time.perf_counter()
+        for _ in range(repeats):
+            dd._call("ping")
+        best = min(best, (time.perf_counter() - t0) / repeats)
+        best_cpu = min(best_cpu, (time.process_time() - c0 + _worker_cpu(client) - w0)
+                       / repeats)
+    dd.close()
+    return best, best_cpu
+
+
+def distributed_iteration(client, X, y, iters: int, fused: bool, path: dict | None = None):
     from semisup.distributed import DistributedDesign, _solvers
 
+    path = path or CALL_PATHS["direct + inline"]
     n_workers = len(client.scheduler_info()["workers"])
-    dd = DistributedDesign.from_arrays(client, X, y, n_partitions=n_workers)
+    dd = DistributedDesign.from_arrays(client, X, y, n_partitions=n_workers,
+                                       direct=path["direct"], inline=path["inline"])
     dd._call("prepare", True, 1.0, dd.classes, dd._unl_offsets)
     dd._call("set_binary", 1)
     dd._call("problem_costs", 1.0, 1.0)
@@ -84,6 +134,8 @@ def distributed_iteration(client, X, y, iters: int, fused: bool):
     dd._call("newton_system")   # w = 0: every row active
     reg = Ridge(1e-3)
     x0 = np.zeros(dd.n_features + 1)
+    if path.get("handles"):
+        _use_actor_handles(dd)
     _solvers.cgls(dd, reg, x0, None, 0.0, 3, fused)  # warm the workers' kernels
     best, best_cpu = np.inf, np.inf
     for _ in range(3):
@@ -177,10 +229,19 @@ def main() -> None:
     ap.add_argument("--unfused", action="store_true", help="also time the 2-round-trip CG")
     ap.add_argument("--prototypes", type=int, default=200, help="m of the PVM comparison")
     ap.add_argument("--no-fit", action="store_true", help="skip the end-to-end L2SVM fit")
+    ap.add_argument("--cg-only", action="store_true",
+                    help="only the CG iteration and round-trip tables (the 1.5x target)")
+    ap.add_argument("--paths", default="direct + inline",
+                    help=f"call paths to time, comma-separated, of {list(CALL_PATHS)}")
+    ap.add_argument("--name", default="distributed",
+                    help="results file benchmarks/results/<name>.md")
     args = ap.parse_args()
     from distributed import Client, LocalCluster
 
-    rows, fits, pvm = [], [], []
+    if args.cg_only:
+        args.prototypes, args.no_fit = 0, True
+    paths = [p.strip() for p in args.paths.split(",")]
+    rows, fits, pvm, trips = [], [], [], []
     with C.Contention() as load_info:
         for name in args.sets.split(","):
             X, y = load(name, args.rows)
@@ -194,12 +255,16 @@ def main() -> None:
                                        processes=True, dashboard_address=None,
                                        silence_logs=logging.ERROR)
                 client = Client(cluster)
-                for fused in (True, False) if args.unfused else (True,):
-                    t, cpu, sent, recv, calls = distributed_iteration(client, X, y, args.iters,
-                                                                      fused)
-                    rows.append([name, "", "", f"{n_workers} worker(s), "
-                                 f"{'fused' if fused else 'unfused'}", t * 1e3, t / t1,
-                                 cpu * 1e3, cpu / cpu1, sent, recv, calls])
+                for path in paths:
+                    for fused in (True, False) if args.unfused else (True,):
+                        t, cpu, sent, recv, calls = distributed_iteration(
+                            client, X, y, args.iters, fused, CALL_PATHS[path])
+                        rows.append([name, "", "", f"{n_workers} worker(s), "
+                                     f"{'fused' if fused else 'unfused'}, {path}", t * 1e3,
+                                     t / t1, cpu * 1e3, cpu / cpu1, sent, recv, calls])
+                    if name == args.sets.split(",")[0]:
+                        t, cpu = round_trip(client, X, y, CALL_PATHS[path])
+                        trips.append([n_workers, path, t * 1e3, cpu * 1e3])
                 if args.prototypes:
                     ref, t, cpu, sent, recv, calls, diff, differ = pvm_compare(
                         client, X, y, min(args.labeled, X.shape[0] // 2), args.prototypes, ref)
@@ -222,6 +287,8 @@ def main() -> None:
                 rows),
         "Bytes: payload of the client's calls (the d-vector to each worker, the d-vector "
         "and scalars back), not counting Dask's framing.",
+        "## One empty call to every worker (the fixed cost of a round trip)",
+        C.table(["workers", "call path", "ms (wall)", "CPU ms (client + workers)"], trips),
         "## PVM, n-linear part (fixed prototypes and width): K(X, V) and the m x m sums",
         C.table(["set", "m", "run", "wall s", "CPU s (client + workers)", "wall ratio",
                  "bytes sent", "bytes received", "round trips",
@@ -233,7 +300,9 @@ def main() -> None:
         "the distributed one with Jacobi: CG counts differ, the minimiser agrees.",
         load_info.line(),
     ]
-    C.report("distributed", "Distributed CG iterations and fits (Dask LocalCluster)", sections)
+    if args.cg_only:
+        sections = sections[:5] + sections[-1:]
+    C.report(args.name, "Distributed CG iterations and fits (Dask LocalCluster)", sections)
 
 
 if __name__ == "__main__":

@@ -113,6 +113,19 @@ def test_single_switching_and_dense_rows(client, problem):
     _assert_same_fit(dist, ref)
 
 
+@pytest.mark.parametrize("direct,inline", [(False, False), (True, True)])
+def test_call_paths_give_the_same_fit(client, problem, direct, inline):
+    """Calls relayed by the scheduler (direct=False, actor thread) or sent straight to the
+    workers and run on their event loop: the same TSVM fit as one machine."""
+    X, y = problem
+    design = DistributedDesign.from_arrays(client, X, y, n_partitions=3, direct=direct,
+                                           inline=inline)
+    assert design.inline is inline
+    dist = ESTIMATORS["TSVM"]().fit(design, design.labels)
+    design.close()
+    _assert_same_fit(dist, _reference("TSVM", X, y))
+
+
 def test_multiclass_one_vs_rest(client):
     rng = np.random.default_rng(5)
     X = rng.normal(size=(90, 6))
@@ -157,6 +170,8 @@ def test_bad_input(client, problem):
         TransductiveSVM(gamma_I=1.0).fit(design, None)
     with pytest.raises(ValueError, match="solver='dcd'"):
         L2SVM(solver="dcd").fit(design, None)
+    with pytest.raises(ValueError, match="inline must be"):
+        DistributedDesign.from_arrays(client, X, y, inline="yes")
     with pytest.raises(TypeError, match="cannot be pickled"):
         pickle.dumps(design)
     design.close()

@@ -1,22 +1,24 @@
 """The linear semi-supervised SVMs over a :class:`~semisup.distributed.DistributedDesign`.
 
-The client runs the same iterations as :func:`semisup.solvers.mfn.l2svm_mfn` (with its
-CGLS), :func:`semisup.linear.tsvm.transductive_svm` and
-:func:`semisup.linear.da.deterministic_annealing`, on ``d``-vectors and scalars only; every
-per-row vector stays on the workers, whose :class:`~semisup.distributed._worker.BlockWorker`
-does each step's per-row work with the single-machine kernels.  What differs from one
-machine is only where sums are taken, i.e. round-off:
+The client runs the single-machine loops themselves -- :func:`semisup.solvers.cgls.cgls_rows`,
+:func:`semisup.solvers.mfn.mfn_rows`, :func:`semisup.solvers.s3vm.transductive_svm_rows` and
+:func:`semisup.solvers.s3vm.deterministic_annealing_rows` -- with row objects whose rows live
+on the workers (:class:`BlockRows`, :class:`BlockMFNRows`, :class:`BlockS3VMRows`): only
+``d``-vectors and scalars reach the client; every per-row vector stays on the workers, whose
+:class:`~semisup.distributed._worker.BlockWorker` does each step's per-row work with the
+single-machine kernels.  What differs from one machine is only where sums are taken, i.e.
+round-off:
 
-* CGLS: one reduction of ``q^T C q`` (a scalar) and one of ``A^T z`` (a ``d``-vector) per
-  iteration, exactly the two products of the single-machine iteration;
+* CGLS: ``q^T C q`` (a scalar) and ``A^T C q`` (a ``d``-vector) reduced in one round trip
+  per iteration;
 * exact line search (eq. 5): per-block slope/intercept of ``phi'`` and its values at the
   probe steps, summed; then the break points up to the first probe with ``phi' >= 0``,
   concatenated, sorted and walked on the client;
 * TSVM switching (section 3.1.2): each block's first ``m`` candidates of ``L+`` and ``L-``
-  merged into the global first ``m`` (``m`` widened as on one machine), ties broken by
-  the global position of the row, as the stable sort does;
+  merged into the global first ``m`` (:func:`semisup.solvers.s3vm.switch_pairs` widens
+  ``m``), ties broken by the global position of the row, as the stable sort does;
 * DA p-step (eq. 9): the balance ``mean p - r`` and its derivative as per-block sums inside
-  the same safeguarded Newton iteration; its starting quantile by distributed selection.
+  :func:`semisup.solvers.s3vm.beliefs_root`; its starting quantile by distributed selection.
 
 Only the ``"jacobi"`` preconditioner is available here (the row-sampled sketch draws rows
 from one global distribution).
@@ -29,14 +31,17 @@ import logging
 import numpy as np
 
 from semisup._accel import use_compiled_vectors
-from semisup._logging import report_unconverged
-from semisup.regularizers import Ridge
 from semisup.solvers.cgls import cgls_rows
 from semisup.solvers.line_search import _PROBES, _walk
 from semisup.solvers.mfn import REUSE_PRECONDITIONER, MFNResult, mfn_rows
 from semisup.solvers.preconditioners import Diagonal
-from semisup.solvers.roots import safeguarded_newton
-from semisup.solvers.s3vm import _FIRST_PAIRS, _SOFT_ENTROPY_FACTOR, DAResult, TSVMResult
+from semisup.solvers.s3vm import (
+    DAResult,
+    TSVMResult,
+    beliefs_root,
+    deterministic_annealing_rows,
+    transductive_svm_rows,
+)
 
 logger = logging.getLogger("semisup.distributed")
 
@@ -220,23 +225,6 @@ def quantile(dd, name: str, q: float, stats=None) -> float:
     return float(b - diff * (1.0 - t)) if t >= 0.5 else float(a + diff * t)
 
 
-def _initial_labels(dd, u: int, positive_fraction: float) -> None:
-    """``initial_labels`` of :mod:`semisup.linear.tsvm`: the ``round(r u)`` largest outputs."""
-    n_pos = int(round(positive_fraction * u))
-    if n_pos == 0:
-        dd._call("initial_labels", np.inf, {})
-        return
-    value = kth_smallest(dd, "o_u", u - n_pos + 1)
-    per_block = sorted(c for per in dd._call("count_above", "o_u", value) for c in per)
-    remaining = n_pos - sum(c[1] for c in per_block)
-    ties = {}
-    for index, _, eq in per_block:  # ties go to the earliest rows, as a stable sort gives
-        take = min(eq, max(remaining, 0))
-        ties[index] = take
-        remaining -= take
-    dd._call("initial_labels", value, ties)
-
-
 def _merge(lists: list, key_sign: float, m: int) -> np.ndarray:
     """Global first ``m`` of per-block candidate rows ``(value, position, partition)``."""
     rows = np.concatenate(lists) if lists else np.empty((0, 3))
@@ -244,168 +232,143 @@ def _merge(lists: list, key_sign: float, m: int) -> np.ndarray:
     return rows[order[:m]]
 
 
-def switch_labels(dd, max_switches: int | None) -> int:
-    """Multiple switching (section 3.1.2) from per-block candidate lists."""
-    m = _FIRST_PAIRS if max_switches is None else min(_FIRST_PAIRS, int(max_switches))
-    while True:
-        res = dd._call("switch_candidates", m)
-        n_pos = sum(r[0] for r in res)
-        n_neg = sum(r[1] for r in res)
-        k = min(n_pos, n_neg)
-        if max_switches is not None:
-            k = min(k, int(max_switches))
-        if k == 0:
-            return 0
-        k0 = min(k, m)
-        p = _merge([r[2] for r in res], 1.0, k0)
-        q = _merge([r[3] for r in res], -1.0, k0)
-        n = int(np.count_nonzero(p[:, 0] < q[:, 0]))
-        if n < k0 or k0 == k:
-            break
-        m = min(k, 4 * m)
-    to_neg: dict = {}
-    to_pos: dict = {}
-    for row in p[:n]:
-        to_neg.setdefault(int(row[2]), []).append(int(row[1]))
-    for row in q[:n]:
-        to_pos.setdefault(int(row[2]), []).append(int(row[1]))
-    dd._call("switch", to_neg, to_pos)
-    return n
+class _BlockGains:
+    """``g`` of DA's p-step on the workers, for :func:`semisup.solvers.s3vm.beliefs_root`:
+    range and quantile by distributed selection, the balance as per-block sums."""
+
+    def __init__(self, dd, u: int):
+        self.dd, self.u = dd, u
+        self.stats = _range(dd, "g")
+
+    def g_range(self) -> tuple[float, float]:
+        return self.stats[1], self.stats[2]
+
+    def g_quantile(self, q: float) -> float:
+        return quantile(self.dd, "g", q, self.stats)
+
+    def balance(self, s: float, T: float) -> tuple[float, float]:
+        sums = self.dd._sum("balance", s, T)
+        return float(sums[0] / self.u), float(sums[1] / self.u)
 
 
-def _transductive_objective(dd, reg, w, l: int, u: int, lam_u: float) -> float:
-    s = dd._sum("transductive_parts")
-    obj = reg.value(w) + 0.5 * s[0] / l
-    return obj + (0.5 * lam_u * s[1] / u if u else 0.0)
+class BlockS3VMRows:
+    """The per-row half of TSVM and DA (:class:`semisup.solvers.s3vm.LocalS3VMRows`) on the
+    workers, for :func:`semisup.solvers.s3vm.transductive_svm_rows` and
+    :func:`~semisup.solvers.s3vm.deterministic_annealing_rows`.
 
+    Outputs, temporary labels and beliefs stay on the workers; switching merges per-block
+    candidate lists, the p-step's root uses per-block sums.  Row costs are the uniform
+    ``1/l`` and ``1/u`` (no ``sample_weight``).  Results carry no per-row vectors
+    (``labels_u`` and ``beliefs`` are None).
+    """
 
-def _supervised_start(dd, n_weights: int, lam: float, mfn_options: dict | None):
-    """The L2-SVM on the labeled rows that TSVM and DA start from (cost ``1/l`` each)."""
-    opts = dict(mfn_options or {})
-    reg = Ridge(lam)
-    dd._call("problem_supervised", dd.n_labeled)
-    sup = l2svm_mfn(dd, reg, n_weights, **opts)
-    return opts, dd.n_labeled, dd.n_unlabeled, reg, sup
+    def __init__(self, dd, n_weights: int):
+        self.dd, self.n_weights = dd, n_weights
+        self.n_labeled, self.n_unlabeled = dd.n_labeled, dd.n_unlabeled
+
+    # --- both ----------------------------------------------------------------------------
+    def supervised(self, reg, opts: dict) -> MFNResult:
+        self.dd._call("problem_supervised", self.n_labeled)
+        return l2svm_mfn(self.dd, reg, self.n_weights, **opts)
+
+    def outputs(self, w: np.ndarray) -> None:
+        self.dd._call("unlabeled_outputs", w)
+
+    def mfn(self, reg, w: np.ndarray, preconditioner0, opts: dict) -> MFNResult:
+        return l2svm_mfn(self.dd, reg, self.n_weights, w0=w, outputs_ready=True,
+                         preconditioner0=preconditioner0, **opts)
+
+    def transductive_objective(self, reg_value: float, lam_u: float) -> float:
+        s = self.dd._sum("transductive_parts")
+        l, u = self.n_labeled, self.n_unlabeled
+        return reg_value + 0.5 * s[0] / l + (0.5 * lam_u * s[1] / u if u else 0.0)
+
+    # --- TSVM ----------------------------------------------------------------------------
+    def initial_labels(self, positive_fraction: float) -> None:
+        """``initial_labels`` of :mod:`semisup.solvers.s3vm`: the ``round(r u)`` largest
+        outputs, ties to the earliest rows as the stable sort gives."""
+        dd, u = self.dd, self.n_unlabeled
+        n_pos = int(round(positive_fraction * u))
+        if n_pos == 0:
+            dd._call("initial_labels", np.inf, {})
+            return
+        value = kth_smallest(dd, "o_u", u - n_pos + 1)
+        per_block = sorted(c for per in dd._call("count_above", "o_u", value) for c in per)
+        remaining = n_pos - sum(c[1] for c in per_block)
+        ties = {}
+        for index, _, eq in per_block:
+            take = min(eq, max(remaining, 0))
+            ties[index] = take
+            remaining -= take
+        dd._call("initial_labels", value, ties)
+
+    def set_labels(self, labels_u: np.ndarray) -> None:
+        raise ValueError("labels_u0 is not available on a DistributedDesign")
+
+    def problem_transductive(self, lam_cur: float) -> None:
+        self.dd._call("problem_transductive", self.n_labeled, self.n_unlabeled, lam_cur)
+
+    def switch_candidates(self, m: int) -> tuple:
+        """The global first ``m`` of ``L+`` and ``L-`` merged from each block's first ``m``
+        (ties by global position); keys are ``(position, partition)``."""
+        res = self.dd._call("switch_candidates", m)
+        p = _merge([r[2] for r in res], 1.0, m)
+        q = _merge([r[3] for r in res], -1.0, m)
+        return (sum(r[0] for r in res), sum(r[1] for r in res), p[:, 0], p[:, 1:],
+                q[:, 0], q[:, 1:])
+
+    def switch(self, to_negative: np.ndarray, to_positive: np.ndarray) -> None:
+        moves = ({}, {})
+        for keys, move in zip((to_negative, to_positive), moves, strict=True):
+            for position, partition in keys:
+                move.setdefault(int(partition), []).append(int(position))
+        self.dd._call("switch", *moves)
+
+    def labels_u(self) -> None:
+        return None
+
+    # --- DA ------------------------------------------------------------------------------
+    def start_beliefs(self, positive_fraction: float) -> None:
+        self.dd._call("start_beliefs", positive_fraction)
+
+    def p_step(self, lam_u: float, temperature: float, positive_fraction: float) -> None:
+        self.dd._call("compute_g", lam_u)
+        s = beliefs_root(_BlockGains(self.dd, self.n_unlabeled), temperature,
+                         positive_fraction)
+        self._entropy, self._kl = self.dd._sum("set_beliefs", s, temperature)
+
+    def entropy(self) -> float:
+        return float(self._entropy)
+
+    def kl(self) -> float:
+        return float(self._kl)
+
+    def annealing_objective(self, reg_value: float, lam_u: float, temperature: float,
+                            entropy: float) -> float:
+        s = self.dd._sum("annealing_parts")
+        l, u = self.n_labeled, self.n_unlabeled
+        return reg_value + 0.5 * s[0] / l + 0.5 * lam_u / u * s[1] \
+            - 0.5 * temperature / u * entropy
+
+    def problem_annealing(self, lam_u: float) -> None:
+        self.dd._call("problem_annealing", self.n_labeled, self.n_unlabeled, lam_u)
+
+    def keep_best(self) -> None:
+        self.dd._call("keep_best_beliefs")
+
+    def best_beliefs(self) -> None:
+        return None
 
 
 def transductive_svm(dd, n_weights: int, lam: float, lam_u: float, positive_fraction: float,
-                     max_switches: int | None = None, lam_u_init: float = 1e-5,
-                     lam_u_growth: float = 1.5, mfn_options: dict | None = None,
-                     max_rounds: int = 100_000) -> TSVMResult:
-    """:func:`semisup.linear.tsvm.transductive_svm` over a distributed design."""
-    opts, l, u, reg, sup = _supervised_start(dd, n_weights, lam, mfn_options)
-    w = sup.w
-    if u == 0:
-        return TSVMResult(w=w, labels_u=None, objective=sup.objective, n_iter=1,
-                          n_switches=0, n_cg_iter=sup.n_cg_iter, history=[])
-    dd._call("unlabeled_outputs", w)
-    _initial_labels(dd, u, positive_fraction)
-    lam_cur = min(lam_u_init, lam_u)
-    history = []
-    n_fits, n_switches, n_cg = 1, 0, sup.n_cg_iter
-    switched = 0
-    precond = None
-    while True:
-        dd._call("problem_transductive", l, u, lam_cur)
-        for _ in range(max_rounds):
-            res = l2svm_mfn(dd, reg, n_weights, w0=w, outputs_ready=True,
-                            preconditioner0=precond, **opts)
-            precond = res.preconditioner
-            w = res.w
-            n_fits += 1
-            n_cg += res.n_cg_iter
-            history.append({"lam_u": lam_cur, "objective": res.objective, "switched": switched})
-            switched = switch_labels(dd, max_switches)
-            n_switches += switched
-            logger.info("TSVM lam_u'=%.3g objective=%.8g switched=%d", lam_cur, res.objective,
-                        switched)
-            if switched == 0:
-                break
-        else:
-            report_unconverged("label switching", f"{max_rounds} rounds at "
-                                                  f"lam_u'={lam_cur:.3g}")
-        if lam_cur >= lam_u:
-            break
-        lam_cur = min(lam_cur * lam_u_growth, lam_u)
-    objective = _transductive_objective(dd, reg, w, l, u, lam_u)
-    return TSVMResult(w=w, labels_u=None, objective=objective, n_iter=n_fits,
-                      n_switches=n_switches, n_cg_iter=n_cg, history=history)
+                     **options) -> TSVMResult:
+    """:func:`semisup.solvers.s3vm.transductive_svm_rows` over a distributed design."""
+    return transductive_svm_rows(BlockS3VMRows(dd, n_weights), lam, lam_u, positive_fraction,
+                                 **options)
 
 
 def deterministic_annealing(dd, n_weights: int, lam: float, lam_u: float,
-                            positive_fraction: float, temperature_init: float | None = None,
-                            temperature_decay: float = 1.5, max_outer_iter: int = 30,
-                            max_inner_iter: int = 100, kl_tol: float = 1e-6,
-                            entropy_tol: float = 1e-6, mfn_options: dict | None = None
-                            ) -> DAResult:
-    """:func:`semisup.linear.da.deterministic_annealing` over a distributed design."""
-    opts, l, u, reg, sup = _supervised_start(dd, n_weights, lam, mfn_options)
-    w = sup.w
-    r = float(positive_fraction)
-    if u == 0 or lam_u == 0.0:
-        return DAResult(w=w, beliefs=None, objective=sup.objective, n_iter=sup.n_iter,
-                        n_cg_iter=sup.n_cg_iter)
-    dd._call("unlabeled_outputs", w)
-    T = 10.0 * lam_u if temperature_init is None else float(temperature_init)
-    dd._call("start_beliefs", r)
-    best_obj = _transductive_objective(dd, reg, w, l, u, lam_u)
-    best_w = w.copy()
-    history = []
-    n_iter, n_cg = 0, sup.n_cg_iter
-    precond = None
-    for _outer in range(max_outer_iter):
-        for _inner in range(max_inner_iter):
-            dd._call("compute_g", lam_u)
-            s = _beliefs_root(dd, T, r, u)
-            loss_u, entropy, kl = dd._sum("set_beliefs", s, T)
-            sup_part = dd._sum("transductive_parts")[0]
-            obj_p = reg.value(w) + 0.5 * sup_part / l + 0.5 * lam_u / u * loss_u \
-                - 0.5 * T / u * entropy
-            dd._call("problem_annealing", l, u, lam_u)
-            res = l2svm_mfn(dd, reg, n_weights, w0=w, outputs_ready=True,
-                            preconditioner0=precond, **opts)
-            precond = res.preconditioner
-            w = res.w
-            n_iter += 1
-            n_cg += res.n_cg_iter
-            parts = dd._sum("transductive_parts")
-            tobj = reg.value(w) + 0.5 * parts[0] / l + 0.5 * lam_u * parts[1] / u
-            loss_u_w = dd._sum("belief_sums")[0]
-            history.append({
-                "temperature": T, "objective_p_step": obj_p,
-                "objective_w_step": reg.value(w) + 0.5 * parts[0] / l
-                + 0.5 * lam_u / u * loss_u_w - 0.5 * T / u * entropy,
-                "kl": kl, "entropy": entropy, "transductive_objective": tobj})
-            if tobj < best_obj:
-                best_obj, best_w = tobj, w.copy()
-                dd._call("keep_best_beliefs")
-            if kl < u * kl_tol:
-                break
-        else:
-            report_unconverged("DA inner", f"KL >= u kl_tol after {max_inner_iter} (p, w) "
-                                           f"iterations at T={T:.3g}")
-        logger.info("DA T=%.4g inner=%d entropy/u=%.3g objective=%.8g best=%.8g", T,
-                    _inner + 1, entropy / u, tobj, best_obj)
-        if entropy < u * entropy_tol:
-            break
-        T /= temperature_decay
-    else:
-        if entropy >= u * _SOFT_ENTROPY_FACTOR * entropy_tol:
-            report_unconverged("DA annealing", f"T={T * temperature_decay:.3g} with the beliefs "
-                               f"still soft: entropy/u={entropy / u:.3g}")
-    return DAResult(w=best_w, beliefs=None, objective=best_obj, n_iter=n_iter,
-                    n_cg_iter=n_cg, history=history)
-
-
-def _beliefs_root(dd, T: float, r: float, u: int, tol: float = 1e-10) -> float:
-    """``2 nu`` of eq. 9: the root of ``mean_j p_j = r`` (as :func:`optimal_beliefs`)."""
-    from scipy.special import logit
-
-    def balance(s):
-        sums = dd._sum("balance", s, T)
-        return float(sums[0] / u) - r, float(sums[1] / u) / T
-
-    stats = _range(dd, "g")
-    shift = T * float(logit(r))
-    lo, hi = stats[1] + shift, stats[2] + shift
-    return safeguarded_newton(balance, lo, hi, x0=quantile(dd, "g", r, stats), tol=tol)
+                            positive_fraction: float, **options) -> DAResult:
+    """:func:`semisup.solvers.s3vm.deterministic_annealing_rows` over a distributed design."""
+    return deterministic_annealing_rows(BlockS3VMRows(dd, n_weights), lam, lam_u,
+                                        positive_fraction, **options)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit, rel_entr, xlogy
 
 from semisup._accel import import_numba
 from semisup._validation import unlabeled_mask
@@ -25,6 +24,7 @@ from semisup.distributed._graph_worker import GraphWorkerMixin
 from semisup.losses import HingeTerms, squared_hinge
 from semisup.solvers.design import Design
 from semisup.solvers.line_search import _break_points
+from semisup.solvers.s3vm import _expit, binary_entropy, binary_kl, smallest
 
 njit = import_numba().njit
 
@@ -126,6 +126,10 @@ class BlockWorker(GraphWorkerMixin):
             self.blocks.append(_Block(index, X, y))
 
     # --- layout ------------------------------------------------------------------------
+    def ping(self) -> float:
+        """Nothing: the fixed cost of a call (benchmarks/bench_distributed.py)."""
+        return 0.0
+
     def describe(self) -> list:
         """``(partition, n_rows, n_features, n_labeled, nnz, labeled classes)`` per block."""
         out = []
@@ -376,7 +380,6 @@ class BlockWorker(GraphWorkerMixin):
         ``(value, global unlabeled position, partition)`` rows in the lists' order."""
         n_pos = n_neg = 0
         pos_c, neg_c = [], []
-        from semisup.solvers.s3vm import smallest
         for b in self.blocks:
             o_u = b.o[b.l:]
             lab = b.tsvm_y[b.l:]
@@ -408,10 +411,6 @@ class BlockWorker(GraphWorkerMixin):
                 out[1] += float(np.sum(np.maximum(0.0, 1.0 - np.abs(b.o[b.l:])) ** 2))
         return out
 
-    def labels_changed(self, reference: str) -> None:
-        for b in self.blocks:
-            setattr(b, reference, b.tsvm_y[b.l:].copy())
-
     # --- deterministic annealing ---------------------------------------------------------
     def start_beliefs(self, r: float) -> None:
         for b in self.blocks:
@@ -429,33 +428,26 @@ class BlockWorker(GraphWorkerMixin):
         """``[sum p_j, sum p_j (1 - p_j)]`` at the shift ``s`` (eq. 9)."""
         out = np.zeros(2)
         for b in self.blocks:
-            p = expit((s - b.g) / T)
+            p = _expit((s - b.g) / T)
             out[0] += float(p.sum())
             out[1] += float(np.sum(p * (1.0 - p)))
         return out
 
     def set_beliefs(self, s: float, T: float) -> np.ndarray:
-        """``p = expit((s - g)/T)``; returns the sums the DA objective and stopping rules use:
-        ``[sum p l_2(o) + (1-p) l_2(-o), H(p), KL(p, q)]``."""
-        out = np.zeros(3)
+        """``p = expit((s - g)/T)``; returns ``[H(p), KL(p, q)]`` summed over the blocks."""
+        out = np.zeros(2)
         for b in self.blocks:
-            b.p = expit((s - b.g) / T)
-            out[:] += self._belief_sums(b)
-            out[2] += float(np.sum(rel_entr(b.p, b.q) + rel_entr(1.0 - b.p, 1.0 - b.q)))
+            b.p = _expit((s - b.g) / T)
+            out += [binary_entropy(b.p), binary_kl(b.p, b.q)]
         return out
 
-    @staticmethod
-    def _belief_sums(b) -> np.ndarray:
-        o_u = b.o[b.l:]
-        p = b.p
-        loss = float(p @ squared_hinge(o_u) + (1.0 - p) @ squared_hinge(-o_u))
-        ent = -float(np.sum(xlogy(p, p) + xlogy(1.0 - p, 1.0 - p)))
-        return np.array([loss, ent, 0.0])
-
-    def belief_sums(self) -> np.ndarray:
-        out = np.zeros(3)
+    def annealing_parts(self) -> np.ndarray:
+        """``[sum_l l_2(y o), sum_u p l_2(o) + (1 - p) l_2(-o)]`` (eq. 6 without ``R``, H)."""
+        out = np.zeros(2)
         for b in self.blocks:
-            out += self._belief_sums(b)
+            o_u = b.o[b.l:]
+            out[0] += float(np.sum(squared_hinge(b.y_pm * b.o[:b.l])))
+            out[1] += float(b.p @ squared_hinge(o_u) + (1.0 - b.p) @ squared_hinge(-o_u))
         return out
 
     def keep_best_beliefs(self) -> None:

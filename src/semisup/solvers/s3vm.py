@@ -7,6 +7,10 @@
 They know nothing about estimators (:class:`semisup.TransductiveSVM` and
 :class:`semisup.DeterministicAnnealingSVM` wrap them) and import neither scikit-learn nor
 scipy.special, so that the command line starts fast.
+
+The outer loops (:func:`transductive_svm_rows`, :func:`deterministic_annealing_rows`) reach
+the rows only through a row object: :class:`LocalS3VMRows` here, one whose rows live on
+the workers of a cluster in :mod:`semisup.distributed` -- the same loops on both.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import numpy as np
 from semisup._logging import get_logger, progress, report_unconverged
 from semisup.losses import HingeTerms, split_sample_weight, squared_hinge, transductive_objective
 from semisup.regularizers import Ridge
-from semisup.solvers.mfn import l2svm_mfn
+from semisup.solvers.mfn import MFNResult, l2svm_mfn
 from semisup.solvers.roots import safeguarded_newton
 
 logger = get_logger(__name__)
@@ -69,25 +73,52 @@ def switch_labels(outputs_u: np.ndarray, labels_u: np.ndarray, max_switches: int
     int
         Number of pairs switched.
     """
-    pos = np.flatnonzero((labels_u > 0) & (outputs_u < 1.0))
-    neg = np.flatnonzero((labels_u < 0) & (outputs_u > -1.0))
-    k = min(pos.size, neg.size)
-    if max_switches is not None:
-        k = min(k, int(max_switches))
-    if k == 0:
-        return 0
+    return switch_pairs(_SwitchLists(outputs_u, labels_u), max_switches)
+
+
+class _SwitchLists:
+    """``L+`` and ``L-`` of :func:`switch_labels` over outputs and labels held here."""
+
+    def __init__(self, outputs_u: np.ndarray, labels_u: np.ndarray):
+        self.o, self.labels = outputs_u, labels_u
+
+    def switch_candidates(self, m: int) -> tuple:
+        o, lab = self.o, self.labels
+        pos = np.flatnonzero((lab > 0) & (o < 1.0))
+        neg = np.flatnonzero((lab < 0) & (o > -1.0))
+        p = pos[smallest(o[pos], min(m, pos.size))]
+        q = neg[smallest(-o[neg], min(m, neg.size))]
+        return pos.size, neg.size, o[p], p, o[q], q
+
+    def switch(self, to_negative: np.ndarray, to_positive: np.ndarray) -> None:
+        self.labels[to_negative] = -1.0
+        self.labels[to_positive] = 1.0
+
+
+def switch_pairs(rows, max_switches: int | None) -> int:
+    """The multiple switching of :func:`switch_labels` on a row object.
+
+    ``rows.switch_candidates(m)`` returns ``(|L+|, |L-|, values, keys, values, keys)``: the
+    first ``m`` entries of both lists in their order (ties by position, as a stable sort
+    gives), with the outputs and whatever identifies the rows to ``rows.switch(keys_pos,
+    keys_neg)``, which flips them.
+    """
+    m = _FIRST_PAIRS if max_switches is None else min(_FIRST_PAIRS, int(max_switches))
     # the switching pairs are a prefix of both orders (the condition is monotone), usually a
-    # short one: order only the first k0 of each list, and widen while every pair switches
-    k0 = min(k, _FIRST_PAIRS)
+    # short one: order only the first m of each list, and widen while every pair switches
     while True:
-        p = pos[smallest(outputs_u[pos], k0)]
-        q = neg[smallest(-outputs_u[neg], k0)]
-        n = int(np.count_nonzero(outputs_u[p] < outputs_u[q]))
+        n_pos, n_neg, p_val, p_key, q_val, q_key = rows.switch_candidates(m)
+        k = min(n_pos, n_neg)
+        if max_switches is not None:
+            k = min(k, int(max_switches))
+        if k == 0:
+            return 0
+        k0 = min(k, m)
+        n = int(np.count_nonzero(p_val[:k0] < q_val[:k0]))
         if n < k0 or k0 == k:
             break
-        k0 = min(k, 4 * k0)
-    labels_u[p[:n]] = -1.0
-    labels_u[q[:n]] = 1.0
+        m = min(k, 4 * m)
+    rows.switch(p_key[:n], q_key[:n])
     return n
 
 
@@ -138,19 +169,150 @@ class TSVMResult:
     history: list = field(default_factory=list)
 
 
-def _supervised_start(A, l: int, y_l: np.ndarray, reg, sample_weight, opts: dict):
-    """Row weights of the objective and the supervised L2-SVM on the labeled rows.
+class LocalS3VMRows:
+    """The per-row half of TSVM and DA in this process: outputs, temporary labels, beliefs.
 
-    Both TSVM and DA start from the L2-SVM on the ``l`` labeled rows (weighted means
-    ``c_l`` of their losses; ``v_u`` those of the unlabeled rows, uniform ``1/u`` without
-    ``sample_weight``).  Returns ``(weights, c_l, v_u, result)``.
+    :func:`transductive_svm_rows` and :func:`deterministic_annealing_rows` reach the rows
+    only through these methods (``d``-vectors in, scalars and ``d``-vectors out, the
+    L2-SVM-MFN calls included), so the same outer loops run on rows held elsewhere
+    (:class:`semisup.distributed._solvers.BlockS3VMRows`).
+
+    Parameters
+    ----------
+    A : Design
+        The ``n_labeled`` labeled rows first, then the unlabeled rows.
+    n_labeled : int
+    y_l : ndarray
+        ``+1/-1`` labels of the labeled rows.
+    sample_weight : ndarray, optional
+        Row weights (labeled rows first): the means of the objectives become weighted means
+        ``c_l`` and ``v_u`` (:func:`semisup.losses.split_sample_weight`); uniform ``1/l``
+        and ``1/u`` without.
     """
-    u = A.n_rows - l
-    weights = split_sample_weight(sample_weight, l, u)
-    c_l, v_u = (np.full(l, 1.0 / l), np.full(u, 1.0 / max(u, 1))) if weights is None \
-        else weights
-    sup = l2svm_mfn(A.restrict(np.arange(l)), HingeTerms(y_l, c_l), reg, **opts)
-    return weights, c_l, v_u, sup
+
+    def __init__(self, A, n_labeled: int, y_l: np.ndarray,
+                 sample_weight: np.ndarray | None = None):
+        l = n_labeled
+        u = A.n_rows - l
+        self.A, self.l, self.y_l = A, l, y_l
+        self.n_labeled, self.n_unlabeled = l, u
+        self.weights = split_sample_weight(sample_weight, l, u)
+        self.c_l, self.v_u = (np.full(l, 1.0 / l), np.full(u, 1.0 / max(u, 1))) \
+            if self.weights is None else self.weights
+        self.y = self.da_rows = None
+
+    # --- both ----------------------------------------------------------------------------
+    def supervised(self, reg, opts: dict) -> MFNResult:
+        """The L2-SVM on the labeled rows (costs ``c_l``) that TSVM and DA start from."""
+        l = self.l
+        return l2svm_mfn(self.A.restrict(np.arange(l)), HingeTerms(self.y_l, self.c_l), reg,
+                         **opts)
+
+    def outputs(self, w: np.ndarray) -> None:
+        """``o = A w`` over labeled and unlabeled rows."""
+        self.o = self.A.matvec(w)
+
+    def mfn(self, reg, w: np.ndarray, preconditioner0, opts: dict) -> MFNResult:
+        """L2-SVM-MFN on the current problem (:meth:`problem_transductive` or
+        :meth:`problem_annealing`) from ``w`` and the outputs kept here."""
+        res = l2svm_mfn(self.A, self._terms(), reg, w0=w, outputs0=self.o,
+                        preconditioner0=preconditioner0, **opts)
+        self.o = res.outputs
+        return res
+
+    def transductive_objective(self, reg_value: float, lam_u: float) -> float:
+        o, l = self.o, self.l
+        return transductive_objective(reg_value, o[:l], self.y_l, o[l:], lam_u, self.weights)
+
+    # --- TSVM ----------------------------------------------------------------------------
+    def initial_labels(self, positive_fraction: float) -> None:
+        self.set_labels(initial_labels(self.o[self.l:], positive_fraction))
+
+    def set_labels(self, labels_u: np.ndarray) -> None:
+        l = self.l
+        self.y = np.concatenate([self.y_l, labels_u])
+        self.cost = np.empty(l + self.n_unlabeled)
+        self.cost[:l] = self.c_l
+
+    def problem_transductive(self, lam_cur: float) -> None:
+        """Hinge terms of the labeled rows and of the unlabeled rows with their temporary
+        labels at ``lam_u' = lam_cur``."""
+        self.cost[self.l:] = lam_cur * self.v_u
+        self.problem = "transductive"
+
+    def switch_candidates(self, m: int) -> tuple:
+        """See :func:`switch_pairs`; keys are positions among the unlabeled rows."""
+        return _SwitchLists(self.o[self.l:], self.y[self.l:]).switch_candidates(m)
+
+    def switch(self, to_negative: np.ndarray, to_positive: np.ndarray) -> None:
+        _SwitchLists(self.o[self.l:], self.y[self.l:]).switch(to_negative, to_positive)
+
+    def labels_u(self) -> np.ndarray:
+        return np.empty(0) if self.y is None else self.y[self.l:].copy()
+
+    # --- DA ------------------------------------------------------------------------------
+    def start_beliefs(self, positive_fraction: float) -> None:
+        self.p = np.full(self.n_unlabeled, positive_fraction)
+        self.best_p = self.p.copy()
+
+    def p_step(self, lam_u: float, temperature: float, positive_fraction: float) -> None:
+        """``p`` of eq. 9 at the current outputs (:func:`optimal_beliefs`); the previous
+        beliefs are kept as ``q``."""
+        o_u, u = self.o[self.l:], self.n_unlabeled
+        self.q = self.p
+        g = lam_u * (squared_hinge(o_u) - squared_hinge(-o_u))
+        if self.weights is not None:
+            g *= u * self.v_u
+        self.p, _ = optimal_beliefs(g, temperature, positive_fraction)
+
+    def entropy(self) -> float:
+        return binary_entropy(self.p)
+
+    def kl(self) -> float:
+        """``KL(p, q)`` of the last p-step."""
+        return binary_kl(self.p, self.q)
+
+    def annealing_objective(self, reg_value: float, lam_u: float, temperature: float,
+                            entropy: float) -> float:
+        o, l = self.o, self.l
+        return annealing_objective(reg_value, o[:l], self.y_l, o[l:], self.p, lam_u,
+                                   temperature, entropy, self.weights)
+
+    def problem_annealing(self, lam_u: float) -> None:
+        """Hinge terms of the labeled rows and of every unlabeled row twice, +1 with cost
+        ``lam_u p_j v_j`` and -1 with ``lam_u (1 - p_j) v_j`` (one data row for both)."""
+        l, u = self.l, self.n_unlabeled
+        if self.da_rows is None:
+            unl = np.arange(l, l + u)
+            self.da_rows = np.concatenate([np.arange(l), unl, unl])
+            self.da_y = np.concatenate([self.y_l, np.ones(u), -np.ones(u)])
+            self.da_cost = np.empty(l + 2 * u)
+            self.da_cost[:l] = self.c_l
+        self.da_cost[l:l + u] = lam_u * self.p * self.v_u
+        self.da_cost[l + u:] = lam_u * (1.0 - self.p) * self.v_u
+        self.problem = "annealing"
+
+    def _terms(self) -> HingeTerms:
+        if self.problem == "transductive":
+            return HingeTerms(self.y, self.cost)
+        return HingeTerms(self.da_y, self.da_cost, rows=self.da_rows,
+                          n_rows=self.l + self.n_unlabeled)
+
+    def keep_best(self) -> None:
+        self.best_p = self.p.copy()
+
+    def best_beliefs(self) -> np.ndarray:
+        return self.best_p
+
+
+def _supervised_start(rows, lam: float, reg, mfn_options: dict | None):
+    """The L2-SVM on the labeled rows that TSVM and DA start from, and its outputs on all
+    rows; returns ``(mfn options, regulariser, result)``."""
+    opts = dict(mfn_options or {})
+    reg = Ridge(lam) if reg is None else reg
+    sup = rows.supervised(reg, opts)
+    rows.outputs(sup.w)
+    return opts, reg, sup
 
 
 def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: float,
@@ -199,25 +361,34 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
         instead of thresholding the supervised outputs at ``positive_fraction``; switching
         keeps their number of positives.  ``None`` (default): the paper's start.
     """
-    opts = dict(mfn_options or {})
-    l = n_labeled
-    u = A.n_rows - l
-    reg = Ridge(lam) if reg is None else reg
-    weights, c_l, v_u, sup = _supervised_start(A, l, y_l, reg, sample_weight, opts)
+    return transductive_svm_rows(LocalS3VMRows(A, n_labeled, y_l, sample_weight), lam, lam_u,
+                                 positive_fraction, max_switches=max_switches,
+                                 lam_u_init=lam_u_init, lam_u_growth=lam_u_growth,
+                                 mfn_options=mfn_options, max_rounds=max_rounds, reg=reg,
+                                 verbose=verbose, labels_u0=labels_u0)
+
+
+def transductive_svm_rows(rows, lam: float, lam_u: float, positive_fraction: float,
+                          max_switches: int | None = None, lam_u_init: float = 1e-5,
+                          lam_u_growth: float = 1.5, mfn_options: dict | None = None,
+                          max_rounds: int = 100_000, reg=None, verbose: int = 0,
+                          labels_u0: np.ndarray | None = None) -> TSVMResult:
+    """The label-switching loop of :func:`transductive_svm` on a row object
+    (:class:`LocalS3VMRows` or one whose rows live elsewhere); the parameters are those of
+    :func:`transductive_svm`."""
+    u = rows.n_unlabeled
+    opts, reg, sup = _supervised_start(rows, lam, reg, mfn_options)
     w = sup.w
-    o = A.matvec(w)
     if u == 0:
-        return TSVMResult(w=w, labels_u=np.empty(0), objective=sup.objective, n_iter=1,
+        return TSVMResult(w=w, labels_u=rows.labels_u(), objective=sup.objective, n_iter=1,
                           n_switches=0, n_cg_iter=sup.n_cg_iter, history=[])
     if labels_u0 is None:
-        labels_u = initial_labels(o[l:], positive_fraction)
+        rows.initial_labels(positive_fraction)
     else:
         labels_u = np.asarray(labels_u0, dtype=np.float64)
         if labels_u.shape != (u,) or not np.all(np.abs(labels_u) == 1):
             raise ValueError(f"labels_u0 must hold +1/-1 for each of the {u} unlabeled rows")
-    y = np.concatenate([y_l, labels_u])
-    cost = np.empty(l + u)
-    cost[:l] = c_l
+        rows.set_labels(labels_u)
     lam_cur = min(lam_u_init, lam_u)
     history = []
     n_fits, n_switches, n_cg = 1, 0, sup.n_cg_iter
@@ -228,17 +399,16 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
         stage_lam, n_stages = min(stage_lam * lam_u_growth, lam_u), n_stages + 1
     bar = progress(n_stages, "TSVM lam_u stages", verbose, "stage")
     while True:
-        cost[l:] = lam_cur * v_u
+        rows.problem_transductive(lam_cur)
         for _ in range(max_rounds):
             # label switches leave the row costs alone: the last preconditioner still serves
-            res = l2svm_mfn(A, HingeTerms(y, cost), reg, w0=w, outputs0=o,
-                            preconditioner0=precond, **opts)
+            res = rows.mfn(reg, w, precond, opts)
             precond = res.preconditioner
-            w, o = res.w, res.outputs
+            w = res.w
             n_fits += 1
             n_cg += res.n_cg_iter
             history.append({"lam_u": lam_cur, "objective": res.objective, "switched": switched})
-            switched = switch_labels(o[l:], y[l:], max_switches)
+            switched = switch_pairs(rows, max_switches)
             n_switches += switched
             logger.debug("TSVM lam_u'=%.3g objective=%.8g switched=%d", lam_cur,
                          res.objective, switched)
@@ -252,12 +422,11 @@ def transductive_svm(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
             break
         lam_cur = min(lam_cur * lam_u_growth, lam_u)
     bar.close()
-    objective = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u, weights)
+    objective = rows.transductive_objective(reg.value(w), lam_u)
     logger.info("TSVM: %d stages, %d retrainings, %d pairs switched, %d CG iterations, "
                 "objective %.8g", n_stages, n_fits, n_switches, n_cg, objective)
-    return TSVMResult(w=w, labels_u=y[l:].copy(), objective=objective, n_iter=n_fits,
+    return TSVMResult(w=w, labels_u=rows.labels_u(), objective=objective, n_iter=n_fits,
                       n_switches=n_switches, n_cg_iter=n_cg, history=history)
-
 
 
 def optimal_beliefs(g: np.ndarray, temperature: float, positive_fraction: float,
@@ -283,16 +452,45 @@ def optimal_beliefs(g: np.ndarray, temperature: float, positive_fraction: float,
     p : ndarray
     two_nu : float
     """
+    s = beliefs_root(_Gains(g), temperature, positive_fraction, tol)
+    return _expit((s - g) / float(temperature)), s
+
+
+class _Gains:
+    """``g`` of :func:`optimal_beliefs` held here (see :func:`beliefs_root`)."""
+
+    def __init__(self, g: np.ndarray):
+        self.g = g
+
+    def g_range(self) -> tuple[float, float]:
+        return float(self.g.min()), float(self.g.max())
+
+    def g_quantile(self, q: float) -> float:
+        return float(np.quantile(self.g, q))
+
+    def balance(self, s: float, T: float) -> tuple[float, float]:
+        p = _expit((s - self.g) / T)
+        return float(p.mean()), float(np.mean(p * (1.0 - p)))
+
+
+def beliefs_root(gains, temperature: float, positive_fraction: float,
+                 tol: float = 1e-10) -> float:
+    """``2 nu`` of eq. 9, the root of ``mean_j p_j = r``, for ``g`` held by ``gains``.
+
+    ``gains`` gives ``g_range()`` (min, max), ``g_quantile(q)`` (the Newton start, the
+    ``r``-quantile) and ``balance(s, T)``: ``(mean p, mean p (1 - p))`` at ``p =
+    expit((s - g)/T)`` -- here or as sums over the blocks of a cluster.
+    """
     T, r = float(temperature), float(positive_fraction)
 
     def balance(s):
-        p = _expit((s - g) / T)
-        return float(p.mean()) - r, float(np.mean(p * (1.0 - p))) / T
+        mean_p, mean_pq = gains.balance(s, T)
+        return mean_p - r, mean_pq / T
 
     shift = T * math.log(r / (1.0 - r))
-    lo, hi = float(g.min()) + shift, float(g.max()) + shift
-    s = safeguarded_newton(balance, lo, hi, x0=float(np.quantile(g, r)), tol=tol)
-    return _expit((s - g) / T), s
+    g_min, g_max = gains.g_range()
+    return safeguarded_newton(balance, g_min + shift, g_max + shift,
+                              x0=gains.g_quantile(r), tol=tol)
 
 
 def binary_entropy(p: np.ndarray) -> float:
@@ -393,60 +591,60 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
         Row weights (labeled rows first): weighted means in eq. 6 (the p-step's ``g_j``
         scales with ``u v_j``), see :func:`semisup.losses.split_sample_weight`.
     """
-    opts = dict(mfn_options or {})
-    l = n_labeled
-    u = A.n_rows - l
-    reg = Ridge(lam) if reg is None else reg
-    weights, c_l, v_u, sup = _supervised_start(A, l, y_l, reg, sample_weight, opts)
+    return deterministic_annealing_rows(
+        LocalS3VMRows(A, n_labeled, y_l, sample_weight), lam, lam_u, positive_fraction,
+        temperature_init=temperature_init, temperature_decay=temperature_decay,
+        max_outer_iter=max_outer_iter, max_inner_iter=max_inner_iter, kl_tol=kl_tol,
+        entropy_tol=entropy_tol, mfn_options=mfn_options, reg=reg, verbose=verbose)
+
+
+def deterministic_annealing_rows(rows, lam: float, lam_u: float, positive_fraction: float,
+                                 temperature_init: float | None = None,
+                                 temperature_decay: float = 1.5, max_outer_iter: int = 30,
+                                 max_inner_iter: int = 100, kl_tol: float = 1e-6,
+                                 entropy_tol: float = 1e-6, mfn_options: dict | None = None,
+                                 reg=None, verbose: int = 0) -> DAResult:
+    """The annealing loop of :func:`deterministic_annealing` on a row object
+    (:class:`LocalS3VMRows` or one whose rows live elsewhere); the parameters are those of
+    :func:`deterministic_annealing`."""
+    u = rows.n_unlabeled
+    opts, reg, sup = _supervised_start(rows, lam, reg, mfn_options)
     w = sup.w
-    o = A.matvec(w)
     r = float(positive_fraction)
+    rows.start_beliefs(r)
     if u == 0 or lam_u == 0.0:
-        return DAResult(w=w, beliefs=np.full(u, r), objective=sup.objective, n_iter=sup.n_iter,
-                        n_cg_iter=sup.n_cg_iter)
-    unl = np.arange(l, l + u)
-    rows = np.concatenate([np.arange(l), unl, unl])
-    y = np.concatenate([y_l, np.ones(u), -np.ones(u)])
-    cost = np.empty(l + 2 * u)
-    cost[:l] = c_l
+        return DAResult(w=w, beliefs=rows.best_beliefs(), objective=sup.objective,
+                        n_iter=sup.n_iter, n_cg_iter=sup.n_cg_iter)
     T = 10.0 * lam_u if temperature_init is None else float(temperature_init)
-    p = np.full(u, r)
-    best_obj = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u, weights)
-    best_w, best_p = w.copy(), p.copy()
+    best_obj = rows.transductive_objective(reg.value(w), lam_u)
+    best_w = w.copy()
     history = []
     n_iter, n_cg = 0, sup.n_cg_iter
     precond = None
     bar = progress(max_outer_iter, "DA temperatures", verbose, "T")
     for _outer in range(max_outer_iter):
         for _inner in range(max_inner_iter):
-            q = p
-            g = lam_u * (squared_hinge(o[l:]) - squared_hinge(-o[l:]))
-            if weights is not None:
-                g *= u * v_u
-            p, _ = optimal_beliefs(g, T, r)
+            rows.p_step(lam_u, T, r)
             # H(p) once per p-step: each evaluation is two logarithms per unlabeled row
-            entropy = binary_entropy(p)
-            obj_p = annealing_objective(reg.value(w), o[:l], y_l, o[l:], p, lam_u, T, entropy,
-                                        weights)
-            cost[l:l + u] = lam_u * p * v_u
-            cost[l + u:] = lam_u * (1.0 - p) * v_u
+            entropy = rows.entropy()
+            obj_p = rows.annealing_objective(reg.value(w), lam_u, T, entropy)
+            rows.problem_annealing(lam_u)
             # the preconditioner of the previous w-step serves while the row costs it was
             # built for have barely moved (late inner iterations, low temperatures)
-            res = l2svm_mfn(A, HingeTerms(y, cost, rows=rows, n_rows=l + u), reg,
-                            w0=w, outputs0=o, preconditioner0=precond, **opts)
+            res = rows.mfn(reg, w, precond, opts)
             precond = res.preconditioner
-            w, o = res.w, res.outputs
+            w = res.w
             n_iter += 1
             n_cg += res.n_cg_iter
-            kl = binary_kl(p, q)
-            tobj = transductive_objective(reg.value(w), o[:l], y_l, o[l:], lam_u, weights)
+            kl = rows.kl()
+            tobj = rows.transductive_objective(reg.value(w), lam_u)
             history.append({
                 "temperature": T, "objective_p_step": obj_p,
-                "objective_w_step": annealing_objective(reg.value(w), o[:l], y_l, o[l:], p,
-                                                        lam_u, T, entropy, weights),
+                "objective_w_step": rows.annealing_objective(reg.value(w), lam_u, T, entropy),
                 "kl": kl, "entropy": entropy, "transductive_objective": tobj})
             if tobj < best_obj:
-                best_obj, best_w, best_p = tobj, w.copy(), p.copy()
+                best_obj, best_w = tobj, w.copy()
+                rows.keep_best()
             if kl < u * kl_tol:
                 break
         else:
@@ -467,7 +665,7 @@ def deterministic_annealing(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_
     bar.close()
     logger.info("DA: %d temperatures, %d (p, w) iterations, %d CG iterations, objective %.8g",
                 _outer + 1, n_iter, n_cg, best_obj)
-    return DAResult(w=best_w, beliefs=best_p, objective=best_obj, n_iter=n_iter,
+    return DAResult(w=best_w, beliefs=rows.best_beliefs(), objective=best_obj, n_iter=n_iter,
                     n_cg_iter=n_cg, history=history)
 
 
