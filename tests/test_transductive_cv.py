@@ -205,7 +205,8 @@ def test_path_fits_one_estimator_per_fold_in_grid_order(digits_3v8):
     SpyClassifier.log.clear()
     TransductiveGridSearchCV(SpyClassifier(warm_start=True), {"p": [0, 1, 2, 3]}, cv=3,
                              random_state=0, refit=False).fit(X, y_train)
-    assert len({obj for obj, _, _ in SpyClassifier.log}) == 12  # no path: fresh each time
+    assert len(SpyClassifier.log) == 12                         # no path: a fresh clone
+    assert all(history == (p,) for _, p, history in SpyClassifier.log)  # for every fit
 
 
 def test_path_with_warm_started_linear_laprls_matches_independent_fits(digits_3v8):
@@ -256,9 +257,13 @@ def test_explicit_folds_and_sklearn_splitters(digits_3v8):
 def test_string_labels(digits_3v8):
     X, _, y_train = digits_3v8
     names = np.where(y_train == 3, "a", np.where(y_train == 8, "b", "-1"))
-    assert names.dtype.itemsize < np.dtype("<U2").itemsize     # '<U1': no room for '-1'
     a = transductive_cross_val_score(L2SVM(), X, names, cv=3, random_state=0)
     b = transductive_cross_val_score(L2SVM(), X, y_train, cv=3, random_state=0)
+    np.testing.assert_array_equal(a, b)
+    lab = y_train != -1                       # no unlabeled row: dtype '<U1', no room for '-1'
+    short = names[lab].astype("<U1")
+    a = transductive_cross_val_score(L2SVM(), X[lab], short, cv=3, random_state=0)
+    b = transductive_cross_val_score(L2SVM(), X[lab], y_train[lab], cv=3, random_state=0)
     np.testing.assert_array_equal(a, b)
 
 

@@ -298,6 +298,9 @@ def _transductive_splits(cv, X, y: np.ndarray, groups, random_state) -> list:
                 f"fewer than the {cv.n_splits} folds (cv={cv.n_splits}): lower cv to at most "
                 "the smallest labeled class, or pass "
                 "cv=LabeledStratifiedShuffleSplit(...) or explicit (train, test) folds")
+    if isinstance(cv, str):
+        raise ValueError("cv must be an int, a splitter with a split method or an iterable "
+                         f"of (train, test) index arrays, got {cv!r}")
     if hasattr(cv, "split"):
         splitter = cv if isinstance(cv, LabeledSplit) else LabeledSplit(cv)
         folds = list(splitter.split(X, y, groups))
@@ -916,7 +919,7 @@ class TransductiveGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            True labels (``-1`` rows are ignored by the default scorer).
+            True labels; ``-1`` rows are ignored.
 
         Returns
         -------
@@ -926,7 +929,8 @@ class TransductiveGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         if self.multimetric_ and not isinstance(self.refit, str):
             raise ValueError("score needs one metric: with several, set refit to its name")
         scorer = self.scorer_[self.refit] if self.multimetric_ else self.scorer_
-        return float(scorer(est, X, y))
+        keep, _ = labeled_rows(y)
+        return float(scorer(est, _index_rows(X, np.flatnonzero(keep)), np.asarray(y)[keep]))
 
     @property
     def classes_(self) -> np.ndarray:
