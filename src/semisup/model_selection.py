@@ -561,7 +561,7 @@ def transductive_cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=N
     >>> from semisup import L2SVM
     >>> from semisup.model_selection import transductive_cross_validate
     >>> X = np.array([[-2.0], [-1.5], [-1.0], [1.0], [1.5], [2.0], [-0.5], [0.5]])
-    >>> y = np.array([0, 0, 0, 1, 1, 1, -1, -1])
+    >>> y = np.array([1, 1, 1, 2, 2, 2, -1, -1])
     >>> res = transductive_cross_validate(L2SVM(), X, y, cv=3, random_state=0)
     >>> res["test_score"]
     array([1., 1., 1.])
@@ -730,7 +730,7 @@ class TransductiveGridSearchCV(MetaEstimatorMixin, BaseEstimator):
     >>> from semisup import L2SVM
     >>> from semisup.model_selection import TransductiveGridSearchCV
     >>> X = np.array([[-2.0], [-1.5], [-1.0], [1.0], [1.5], [2.0], [-0.5], [0.5]])
-    >>> y = np.array([0, 0, 0, 1, 1, 1, -1, -1])
+    >>> y = np.array([1, 1, 1, 2, 2, 2, -1, -1])
     >>> search = TransductiveGridSearchCV(L2SVM(), {"lam": [1e-2, 1.0]}, cv=3,
     ...                                   random_state=0).fit(X, y)
     >>> search.best_params_
