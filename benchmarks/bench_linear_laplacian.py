@@ -10,9 +10,10 @@ Sections (each can be run alone with --only):
 
 Protocol (never looks at test or unlabeled labels): TSVM/DA use the SVMlin paper's text
 defaults (lam = 1e-3, lam_u = 1, r = positive fraction of the labeled rows); the Laplacian
-methods choose (gamma_A, gamma_I) on each split by 3-fold cross-validation on the labeled
-rows only (held-out labeled rows become unlabeled, the graph over all rows is built once per
-data set, each fold's gamma_I path warm-started); the supervised L2-SVM uses lam = 1e-3 * l
+methods choose (gamma_A, gamma_I) on each split by 3-fold transductive cross-validation on
+the labeled rows (``semisup.model_selection.TransductiveGridSearchCV``: held-out labeled rows
+become unlabeled, the graph over all rows is built once per data set, each fold's gamma_I
+path warm-started); the supervised L2-SVM uses lam = 1e-3 * l
 (the same balance as TSVM's labeled part). Graph: 10-NN, cosine distance, binary weights,
 normalised Laplacian.
 """
@@ -41,6 +42,7 @@ from semisup import (  # noqa: E402
     TransductiveSVM,
 )
 from semisup.graph import GraphWarning, adjacency_graph  # noqa: E402
+from semisup.model_selection import TransductiveGridSearchCV  # noqa: E402
 
 warnings.simplefilter("ignore", GraphWarning)
 
@@ -54,26 +56,22 @@ def text_graph(X):
 
 
 def cv_select(cls, X, y, W, seed=0):
-    """(gamma_A, gamma_I) by 3-fold CV on the labeled rows (transductive: folds hidden)."""
+    """(gamma_A, gamma_I) by 3-fold transductive CV on the labeled rows (folds hidden as -1).
+
+    ``TransductiveGridSearchCV`` with ``path="gamma_I"``: along the gamma_I grid each fold's
+    solve is seeded with the previous one (warm start).  Ties go to the first grid point:
+    the smallest gamma_A, then the smallest gamma_I.
+    """
     lab = np.flatnonzero(y != -1)
     n_folds = min(3, int(np.bincount(y[lab]).min()))
     if n_folds < 2:
         return GRID_A[1], GRID_I[2]
-    folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed).split(lab, y[lab])
-    folds = list(folds)
-    acc = {}
-    for _train, held in folds:
-        yy = y.copy()
-        yy[lab[held]] = -1
-        for ga in GRID_A:
-            # along the gamma_I grid each solve is seeded with the previous one (warm start)
-            m = cls(gamma_A=ga, graph=W, warm_start=True, **GRAPH)
-            for gi in GRID_I:
-                m.set_params(gamma_I=gi).fit(X, yy)
-                acc[ga, gi] = acc.get((ga, gi), 0.0) + np.mean(
-                    m.transduction_[lab[held]] == y[lab[held]])
-    # first best in grid order: the smallest gamma_A, then the smallest gamma_I
-    return max(acc, key=lambda k: (acc[k], -GRID_A.index(k[0]), -GRID_I.index(k[1])))
+    search = TransductiveGridSearchCV(
+        cls(graph=W, warm_start=True, **GRAPH),
+        {"gamma_A": list(GRID_A), "gamma_I": list(GRID_I)},
+        cv=StratifiedKFold(n_folds, shuffle=True, random_state=seed),
+        scoring="accuracy", path="gamma_I", refit=False).fit(X, y)
+    return search.best_params_["gamma_A"], search.best_params_["gamma_I"]
 
 
 def run_methods(X, y, W, X_test=None, y_test=None):

@@ -6,8 +6,9 @@ Nyström LGC, cluster-based LapRLS, exact LGC (scikit-learn ``LabelSpreading``),
 rows only, on the SSL-book sets and the LIBSVM sets of the paper.
 
 Protocol (Section V-B1): 50 labeled rows per class drawn at random (``--runs`` labelings),
-every hyper-parameter chosen by 5-fold cross-validation on the labeled rows (the held-out
-fifth stays in the graph as unlabeled data), then the model is refitted on all rows with
+every hyper-parameter chosen by 5-fold transductive cross-validation on the labeled rows
+(``semisup.model_selection.TransductiveGridSearchCV``: the held-out fifth stays in the graph
+as unlabeled data), then the model is refitted on all rows with
 the chosen values and timed.  Grids: Gaussian ``beta`` in ``2^-5..2^5 / (mean distance)``;
 LapRLS ``gamma_A`` in ``10^-6..10`` and ``gamma_I / gamma_A`` in ``10^-2..10^6``; the other
 regularisation parameters in ``10^-3..10^5`` (LGC: ``alpha = 1 / (1 + mu)``).  PVM uses
@@ -35,6 +36,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import load_svmlight_file
 from sklearn.semi_supervised import LabelSpreading
 from sklearn.svm import SVC
@@ -47,6 +49,7 @@ from _common import fmt, report, table  # noqa: E402
 from semisup.datasets import load_sslbook, shared_data_dir  # noqa: E402
 from semisup.kernels import kernel_matrix  # noqa: E402
 from semisup.manifold import LapRLS  # noqa: E402
+from semisup.model_selection import TransductiveGridSearchCV  # noqa: E402
 from semisup.prototypes import (  # noqa: E402
     ClusterLapRLS,
     NystromLabelSpreading,
@@ -184,16 +187,141 @@ class Data:
             del self._cache[key]
 
 
+# Each selector runs semisup's transductive CV (TransductiveGridSearchCV) over one of the
+# small estimators below.  They follow the y == -1 convention on label-independent
+# precomputations (a Gram matrix over the labeled rows, a deformed kernel, an LGC factor, a
+# PrototypeGraph), so every fold fits with its held-out rows hidden as -1 and is scored on
+# them; the estimators compute exactly what the public ones compute on those pieces.
+
+
+class Shared:
+    """A precomputation handed to every clone as is (``clone`` deep-copies parameters)."""
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+class _Fitted(ClassifierMixin, BaseEstimator):
+    def _kept(self, y):
+        self.kept_ = np.flatnonzero(np.asarray(y) != -1)
+        return self.kept_
+
+
+class SVMOnGram(_Fitted):
+    """SVC on a precomputed Gram matrix over the rows (labeled rows of ``y`` only)."""
+
+    def __init__(self, C=1.0):
+        self.C = C
+
+    def fit(self, K, y):
+        kept = self._kept(y)
+        self.svc_ = SVC(kernel="precomputed", C=self.C).fit(K[np.ix_(kept, kept)], y[kept])
+        return self
+
+    def predict(self, K_rows):
+        return self.svc_.predict(K_rows[:, self.kept_])
+
+
+class PVMOnGraph(_Fitted):
+    """PVM (eq. 23 / hinge) on a shared ``PrototypeGraph``; ``X`` holds global row ids."""
+
+    def __init__(self, graph=None, loss="square", C1=1.0, n_classes=2):
+        self.graph = graph
+        self.loss = loss
+        self.C1 = C1
+        self.n_classes = n_classes
+
+    def fit(self, ids, y):
+        kept = self._kept(y)
+        graph, rows = self.graph.obj, ids[kept, 0]
+        Y = targets(y[kept], self.n_classes)
+        if self.loss == "square":     # the path routine with one C1: its exact arithmetic
+            self.F_, self.b_ = graph.square_path(rows, Y, [self.C1])[0], 0.0
+        else:
+            sol = graph.solve(rows, Y, loss=self.loss, C1=self.C1)
+            self.F_, self.b_ = sol.prototype_labels, sol.intercept
+        return self
+
+    def predict(self, ids):
+        return labels_of(np.asarray(self.graph.obj.H[ids[:, 0]] @ self.F_) + self.b_)
+
+
+class LGCOnFactor(_Fitted):
+    """LGC through a factor ``G P`` (rows) and eigenvalues ``lam`` of its graph operator."""
+
+    def __init__(self, a=0.5, lam=None, nystrom=False, n_classes=2):
+        self.a = a
+        self.lam = lam
+        self.nystrom = nystrom
+        self.n_classes = n_classes
+
+    def fit(self, GP, y):
+        kept = self._kept(y)
+        Y0 = np.zeros((kept.size, self.n_classes))
+        Y0[np.arange(kept.size), y[kept]] = 1.0
+        coef = GP[kept].T @ Y0
+        a, lam = self.a, self.lam.obj
+        if self.nystrom:   # (I - a G G^T)^-1 = I + G P diag(a / (1 - a lam)) P^T G^T
+            self.coef_ = (a / (1.0 - a * lam))[:, None] * coef
+        else:              # (I - a S)^-1 = U diag(1 / (1 - a lam)) U^T; Y0 = 0 on held-out
+            self.coef_ = (1.0 / (1.0 - a * lam))[:, None] * coef
+        return self
+
+    def predict(self, GP_rows):
+        return (GP_rows @ self.coef_).argmax(1)
+
+
+class RidgeOnDeformed(_Fitted):
+    """Kernel ridge on the deformed kernel (LapRLS, eq. 8 as reduced in semisup.manifold).
+
+    With ``warm_start`` (the search's ``path="gamma_A"``), refits on the same kernel and
+    labeled rows reuse the eigendecomposition of the previous fit.
+    """
+
+    def __init__(self, gamma_A=1e-3, n_classes=2, warm_start=False):
+        self.gamma_A = gamma_A
+        self.n_classes = n_classes
+        self.warm_start = warm_start
+
+    def fit(self, Kt, y):
+        kept = self._kept(y)
+        prev = getattr(self, "eig_", None)
+        if not (self.warm_start and prev is not None and prev[0] is Kt
+                and np.array_equal(prev[1], kept)):
+            lam, U = np.linalg.eigh(Kt[np.ix_(kept, kept)])
+            self.eig_ = (Kt, kept, lam, U, U.T @ targets(y[kept], self.n_classes))
+        _, _, lam, U, UtY = self.eig_
+        self.scaled_ = UtY / (lam + self.gamma_A * kept.size)[:, None]
+        return self
+
+    def predict(self, Kt_rows):
+        return labels_of((Kt_rows[:, self.kept_] @ self.eig_[3]) @ self.scaled_)
+
+
+def neg_error_rate(estimator, X, y) -> float:
+    """Scorer: minus the error rate on the held-out rows (so ``errs = -score`` exactly)."""
+    return -float(np.mean(estimator.predict(X) != y))
+
+
+def fold_errors(estimator, X, y_lab, fl, grid: dict, path=None):
+    """``[(params, [error of each fold])]`` in grid order by transductive CV on folds ``fl``
+    (the rows of ``X`` are the labeled rows, in the order of ``y_lab``)."""
+    search = TransductiveGridSearchCV(estimator, grid, cv=fl, scoring=neg_error_rate,
+                                      refit=False, path=path).fit(X, y_lab)
+    res = search.cv_results_
+    return [(p, [-res[f"split{k}_test_score"][i] for k in range(search.n_splits_)])
+            for i, p in enumerate(res["params"])]
+
+
 def select_svm(d: Data, lab, y_lab, fl):
-    Kd = {b: kernel_matrix(d.Xd[lab], gamma=b) for b in d.betas}
     errs = {}
     for b in d.betas:
-        for C in C_GRID:
-            e = []
-            for tr, va in fl:
-                svc = SVC(kernel="precomputed", C=C).fit(Kd[b][np.ix_(tr, tr)], y_lab[tr])
-                e.append(np.mean(svc.predict(Kd[b][np.ix_(va, tr)]) != y_lab[va]))
-            errs[(b, C)] = e
+        Kd = kernel_matrix(d.Xd[lab], gamma=b)
+        for p, e in fold_errors(SVMOnGram(), Kd, y_lab, fl, {"C": list(C_GRID)}):
+            errs[(b, p["C"])] = e
     return best(errs)
 
 
@@ -201,19 +329,9 @@ def select_pvm(d: Data, lab, y_lab, fl, loss: str, betas=None):
     errs = {}
     for b in d.betas if betas is None else betas:
         graph = d.cached(("pvm", b), lambda b=b: PrototypeGraph(d.X, d.V, b))
-        per_fold = []
-        for tr, va in fl:
-            Y = targets(y_lab[tr], d.k)
-            if loss == "square":
-                Fs = graph.square_path(lab[tr], Y, C1_GRID)
-                scores = [np.asarray(graph.H[lab[va]] @ F) for F in Fs]
-            else:
-                sols = [graph.solve(lab[tr], Y, loss=loss, C1=C1) for C1 in C1_GRID]
-                scores = [np.asarray(graph.H[lab[va]] @ s.prototype_labels) + s.intercept
-                          for s in sols]
-            per_fold.append([np.mean(labels_of(sc) != y_lab[va]) for sc in scores])
-        for j, C1 in enumerate(C1_GRID):
-            errs[(b, C1)] = [f[j] for f in per_fold]
+        est = PVMOnGraph(Shared(graph), loss, n_classes=d.k)
+        for p, e in fold_errors(est, lab[:, None], y_lab, fl, {"C1": list(C1_GRID)}):
+            errs[(b, p["C1"])] = e
     return best(errs)
 
 
@@ -235,19 +353,10 @@ def select_lgc(d: Data, lab, y_lab, fl, nystrom: bool):
             GP, lam = fac.GP, fac.mu
         else:
             lam, GP = d.cached(("lgc", b), lambda b=b: _sklearn_lgc_operator(d, b))
-        for mu in MU_GRID:
-            a = 1.0 / (1.0 + mu)
-            e = []
-            for tr, va in fl:
-                Y0 = np.zeros((tr.size, d.k))
-                Y0[np.arange(tr.size), y_lab[tr]] = 1.0
-                coef = GP[lab[tr]].T @ Y0
-                if nystrom:   # (I - a G G^T)^-1 = I + G P diag(a / (1 - a lam)) P^T G^T
-                    F = GP[lab[va]] @ ((a / (1.0 - a * lam))[:, None] * coef)
-                else:         # (I - a S)^-1 = U diag(1 / (1 - a lam)) U^T; Y0 = 0 on va
-                    F = GP[lab[va]] @ ((1.0 / (1.0 - a * lam))[:, None] * coef)
-                e.append(np.mean(F.argmax(1) != y_lab[va]))
-            errs[(b, a)] = e
+        est = LGCOnFactor(lam=Shared(lam), nystrom=nystrom, n_classes=d.k)
+        grid = {"a": [1.0 / (1.0 + mu) for mu in MU_GRID]}
+        for p, e in fold_errors(est, GP[lab], y_lab, fl, grid):
+            errs[(b, p["a"])] = e
     return best(errs)
 
 
@@ -266,16 +375,6 @@ def _laprls_spectrum(points: np.ndarray, b: float):
     return Kh @ U, np.clip(lam, 0.0, None)
 
 
-def _krr_errors(Kt: np.ndarray, tr, va, y_tr, y_va, k):
-    """Validation errors of kernel ridge on the deformed kernel (LapRLS, eq. 8 as reduced in
-    semisup.manifold) for every gamma_A; ``Kt`` is the deformed kernel on the labeled rows."""
-    lam, U = np.linalg.eigh(Kt[np.ix_(tr, tr)])
-    UtY = U.T @ targets(y_tr, k)
-    Kv = Kt[np.ix_(va, tr)] @ U
-    return [np.mean(labels_of(Kv @ (UtY / (lam + gA * tr.size)[:, None])) != y_va)
-            for gA in GAMMA_A_GRID]
-
-
 def select_laprls(d: Data, lab, y_lab, fl, cluster: bool):
     errs = {}
     for b in d.betas:
@@ -288,10 +387,11 @@ def select_laprls(d: Data, lab, y_lab, fl, cluster: bool):
             B = Bm[lab]
             n = d.n
         for ratio in RATIO_GRID:
-            Kt = (B / (1.0 + ratio / n ** 2 * lam)) @ B.T
-            per_fold = [_krr_errors(Kt, tr, va, y_lab[tr], y_lab[va], d.k) for tr, va in fl]
-            for j, gA in enumerate(GAMMA_A_GRID):
-                errs[(b, ratio, gA)] = [f[j] for f in per_fold]
+            Kt = (B / (1.0 + ratio / n ** 2 * lam)) @ B.T   # deformed kernel, labeled rows
+            est = RidgeOnDeformed(n_classes=d.k, warm_start=True)
+            for p, e in fold_errors(est, Kt, y_lab, fl, {"gamma_A": list(GAMMA_A_GRID)},
+                                    path="gamma_A"):
+                errs[(b, ratio, p["gamma_A"])] = e
     return best(errs)
 
 

@@ -10,9 +10,10 @@ Protocol -- hyper-parameters never look at the labels of the unlabeled points:
 * Graph (all methods that use one): 6-NN, heat weights with the default width (text: cosine
   distance and cosine-similarity weights), built once per data set.  Kernel: RBF with
   ``gamma = f / mean squared distance`` (text: linear kernel on the unit-norm tf-idf rows).
-* Selection by cross-validation on the labeled points of each split: 5-fold (stratified)
-  with 100 labels, leave-one-out with 10 labels.  Held-out labeled points become
-  unlabeled, so the graph and the unlabeled data are used exactly as in the final fit.
+* Selection by transductive cross-validation on the labeled points of each split
+  (``semisup.model_selection.TransductiveGridSearchCV``): 5-fold (stratified) with 100
+  labels, leave-one-out with 10 labels.  Held-out labeled points become unlabeled, so the
+  graph and the unlabeled data are used exactly as in the final fit.
   Grids: ``f`` in {1, 2, 4, 8} (RBF sets), Laplacian in {unnormalised L, normalised L^2},
   ``r = gamma_I s / gamma_A`` in {0.1, 1, 10, 100, 1e3, 1e4} (``s = 1/(l+u)^2``),
   ``gamma_A`` in {1e-5, ..., 1e-1}; the SVM uses the same ``f`` and ``gamma_A`` grids
@@ -46,6 +47,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.svm import SVC
 
@@ -57,6 +59,7 @@ from semisup.datasets import load_sslbook, partial_labels  # noqa: E402
 from semisup.graph import GraphWarning, adjacency_graph, laplacian  # noqa: E402
 from semisup.kernels import default_gamma, kernel_matrix  # noqa: E402
 from semisup.manifold import LapRLS, LapSVM, deformed_kernel  # noqa: E402
+from semisup.model_selection import TransductiveGridSearchCV  # noqa: E402
 
 warnings.simplefilter("ignore", GraphWarning)
 warnings.filterwarnings("ignore", message="y has no unlabeled rows")
@@ -121,19 +124,68 @@ def krr_scores(Ktr, Ytr, Kva, ridge):
     return Kva @ np.linalg.solve(Ktr + ridge * np.eye(Ktr.shape[0]), Ytr)
 
 
-def svm_scores(Ktr, Ytr, Kva, C):
-    cols = []
+def svm_fit(Ktr, Ytr, C):
+    """One SVC per target column (a constant where the labeled rows have one sign only)."""
+    models = []
     for j in range(Ytr.shape[1]):
         if np.unique(Ytr[:, j]).size == 1:   # no labeled point of this class (or only it)
-            cols.append(np.full(Kva.shape[0], Ytr[0, j]))
+            models.append(Ytr[0, j])
             continue
-        svc = SVC(kernel="precomputed", C=C, tol=1e-4).fit(Ktr, Ytr[:, j])
-        cols.append(svc.decision_function(Kva))
-    return np.column_stack(cols)
+        models.append(SVC(kernel="precomputed", C=C, tol=1e-4).fit(Ktr, Ytr[:, j]))
+    return models
+
+
+def svm_decide(models, Kva):
+    return np.column_stack([np.full(Kva.shape[0], m) if np.isscalar(m) else
+                            m.decision_function(Kva) for m in models])
+
+
+def svm_scores(Ktr, Ytr, Kva, C):
+    return svm_decide(svm_fit(Ktr, Ytr, C), Kva)
+
+
+class KernelMachine(ClassifierMixin, BaseEstimator):
+    """Kernel ridge ("krr") or SVM ("svm") on a precomputed (deformed) kernel over all rows.
+
+    ``fit(K, y)`` uses the labeled rows (``y != -1``, class indices ``0..n_classes-1``); on
+    ``K~ = K (I + r L K)^-1`` this is LapRLS / LapSVM (the unlabeled rows act through the
+    graph inside ``K~``), so transductive CV may hide the held-out rows as ``-1``.
+    ``gamma_A`` is the RKHS weight: ridge ``gamma_A l``, ``C = 1 / (2 gamma_A l)``.
+    """
+
+    def __init__(self, method="krr", gamma_A=1e-3, n_classes=2):
+        self.method = method
+        self.gamma_A = gamma_A
+        self.n_classes = n_classes
+
+    def fit(self, K, y):
+        self.lab_ = np.flatnonzero(y != -1)
+        l = self.lab_.size
+        Ktr, Ytr = K[np.ix_(self.lab_, self.lab_)], targets(y[self.lab_], self.n_classes)
+        self.classes_ = np.arange(self.n_classes)
+        if self.method == "krr":
+            self.coef_ = np.linalg.solve(Ktr + self.gamma_A * l * np.eye(l), Ytr)
+        else:
+            self.models_ = svm_fit(Ktr, Ytr, 1.0 / (2 * self.gamma_A * l))
+        return self
+
+    def decision_function(self, K_rows):
+        K_rows = K_rows[:, self.lab_]
+        return K_rows @ self.coef_ if self.method == "krr" else svm_decide(self.models_, K_rows)
+
+    def predict(self, K_rows):
+        return predict(self.decision_function(K_rows))
+
+
+def neg_errors(estimator, K_rows, y) -> float:
+    """Scorer: minus the number of misclassified held-out rows (summed over folds below)."""
+    return -float(np.sum(estimator.predict(K_rows) != y))
 
 
 def make_folds(splits, truth, loo: bool):
-    """Leave-one-out, or 5-fold stratified CV (plain 5-fold if a class has one point)."""
+    """Leave-one-out, or 5-fold stratified CV (plain 5-fold if a class has one point).
+
+    ``(train, test)`` row indices of the labeled rows of every split."""
     folds = []
     for s, lab in enumerate(splits):
         smallest = int(np.bincount(truth[lab]).min())
@@ -143,25 +195,26 @@ def make_folds(splits, truth, loo: bool):
             cv = StratifiedKFold(min(5, smallest), shuffle=True, random_state=s)
         else:
             cv = KFold(5, shuffle=True, random_state=s)
-        folds.append(list(cv.split(np.zeros(lab.size), truth[lab])))
+        folds.append([(lab[tr], lab[va]) for tr, va in
+                      cv.split(np.zeros(lab.size), truth[lab])])
     return folds
 
 
-def cv_errors(Kt, splits, truth, n_classes, methods, folds_by_split):
-    """Validation errors ``[method][split, gamma_A index]`` of KRR / SVM on kernel ``Kt``."""
+def cv_errors(Kt, splits, ys, n_classes, methods, folds_by_split):
+    """Validation errors ``[method][split, gamma_A index]`` of KRR / SVM on kernel ``Kt``.
+
+    Transductive CV (``semisup.model_selection.TransductiveGridSearchCV``): every fold
+    fits on all rows with its held-out labeled rows relabeled -1."""
     out = {m: np.zeros((len(splits), len(GAMMA_A))) for m in methods}
-    for s, lab in enumerate(splits):
-        for tr, va in folds_by_split[s]:
-            itr, iva = lab[tr], lab[va]
-            Ktr, Kva = Kt[np.ix_(itr, itr)], Kt[np.ix_(iva, itr)]
-            Ytr = targets(truth[itr], n_classes)
-            for g, gA in enumerate(GAMMA_A):
-                if "krr" in methods:
-                    p = predict(krr_scores(Ktr, Ytr, Kva, gA * itr.size))
-                    out["krr"][s, g] += np.sum(p != truth[iva])
-                if "svm" in methods:
-                    p = predict(svm_scores(Ktr, Ytr, Kva, 1.0 / (2 * gA * itr.size)))
-                    out["svm"][s, g] += np.sum(p != truth[iva])
+    for s in range(len(splits)):
+        search = TransductiveGridSearchCV(
+            KernelMachine(n_classes=n_classes),
+            {"method": list(methods), "gamma_A": list(GAMMA_A)},
+            cv=folds_by_split[s], scoring=neg_errors, refit=False).fit(Kt, ys[s])
+        res = search.cv_results_
+        errors = -sum(res[f"split{k}_test_score"] for k in range(search.n_splits_))
+        for i, params in enumerate(res["params"]):
+            out[params["method"]][s, GAMMA_A.index(params["gamma_A"])] = errors[i]
     return out
 
 
@@ -222,7 +275,7 @@ def run_set(name: str, label_sizes, n_splits: int, log) -> dict:
     for f in ((1.0,) if name == "text" else FACTORS):
         K = kernels[f] = gram(X, name, f)
         for nl in label_sizes:
-            cv = cv_errors(K, splits[nl], truth, C, ("svm",), folds[nl])
+            cv = cv_errors(K, splits[nl], ys[nl], C, ("svm",), folds[nl])
             for g, gA in enumerate(GAMMA_A):
                 val[nl]["SVM"][(f, gA)] = cv["svm"][:, g]
         for lap in LAPLACIANS:
@@ -230,7 +283,7 @@ def run_set(name: str, label_sizes, n_splits: int, log) -> dict:
             for r in RATIOS:
                 Kt = deformed_kernel(K, L, r)
                 for nl in label_sizes:
-                    cv = cv_errors(Kt, splits[nl], truth, C, ("krr", "svm"), folds[nl])
+                    cv = cv_errors(Kt, splits[nl], ys[nl], C, ("krr", "svm"), folds[nl])
                     for g, gA in enumerate(GAMMA_A):
                         val[nl]["LapRLS"][(f, lap, r, gA)] = cv["krr"][:, g]
                         val[nl]["LapSVM"][(f, lap, r, gA)] = cv["svm"][:, g]

@@ -18,16 +18,25 @@ ignore ``-1`` rows. Both plug into ``GridSearchCV``, ``cross_val_score``,
 Every semisup classifier's own ``score`` already ignores ``-1`` rows, so ``scoring=None``
 gives the same numbers as ``labeled_scorer("accuracy")``.
 
-The estimate is inductive: a held-out labeled row is left out of the training fold
-altogether (it is not added as an unlabeled row, which would need its label hidden).
+With these, the estimate is inductive: a held-out labeled row is left out of the training
+fold altogether. The transductive estimate of the SSL book (the held-out labeled rows stay
+in the fit as unlabeled rows, and are scored) needs their labels hidden, which
+scikit-learn's splitter API cannot express (``GridSearchCV`` passes ``y[train]`` to
+``fit``): :func:`transductive_cross_validate`, :func:`transductive_cross_val_score` and
+:class:`TransductiveGridSearchCV` implement it::
+
+    search = TransductiveGridSearchCV(LapRLS(), {"gamma_I": [1e2, 1e3, 1e4]}, cv=5,
+                                      random_state=0).fit(X, y)
 """
 
 from __future__ import annotations
 
 import numbers
+import time
 import warnings
 
 import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin
 from sklearn.metrics import get_scorer
 from sklearn.model_selection import (
     BaseCrossValidator,
@@ -35,12 +44,17 @@ from sklearn.model_selection import (
     StratifiedShuffleSplit,
     check_cv,
 )
+from sklearn.utils.metaestimators import available_if
 
+from semisup._logging import get_logger
 from semisup._validation import unlabeled_mask
 from semisup.base import labeled_rows
 
+logger = get_logger(__name__)
+
 __all__ = ["LabeledSplit", "LabeledStratifiedKFold", "LabeledStratifiedShuffleSplit",
-           "labeled_scorer", "labeled_cv"]
+           "TransductiveGridSearchCV", "labeled_scorer", "labeled_cv",
+           "transductive_cross_val_score", "transductive_cross_validate"]
 
 
 class LabeledSplit(BaseCrossValidator):
@@ -246,3 +260,684 @@ def labeled_scorer(scoring="accuracy"):
         return _LabeledScorer(scoring, getattr(scoring, "__name__", repr(scoring)))
     raise ValueError(f"scoring must be a scoring name or a callable, got {scoring!r}")
 
+
+
+# --------------------------------------------------------------------------------------------
+# transductive cross-validation: held-out labeled rows stay in the fit as unlabeled rows
+# --------------------------------------------------------------------------------------------
+
+
+def _hide(y: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Copy of ``y`` with every labeled row outside ``keep`` marked unlabeled (``-1``)."""
+    if y.dtype.kind == "U" and y.dtype.itemsize < 2 * np.dtype("<U1").itemsize:
+        y = y.astype("<U2")   # room for the string '-1'
+    y_fit = y.copy()
+    hidden = np.ones(y.shape[0], dtype=bool)
+    hidden[keep] = False
+    y_fit[hidden & ~unlabeled_mask(y)] = -1
+    return y_fit
+
+
+def _transductive_splits(cv, X, y: np.ndarray, groups, random_state) -> list:
+    """``[(train_labeled, test), ...]``: the labeled rows whose labels each fit keeps, and
+    the held-out labeled rows it is scored on."""
+    if y.dtype.kind == "b":
+        raise ValueError("y is boolean, so it cannot mark hidden rows with -1: use integer "
+                         "or string class labels")
+    unl = unlabeled_mask(y)
+    labeled = np.flatnonzero(~unl)
+    if labeled.size == 0:
+        raise ValueError("y has no labeled rows (every entry is -1): transductive "
+                         "cross-validation needs labeled rows to hold out")
+    if isinstance(cv, numbers.Integral) or isinstance(cv, LabeledStratifiedKFold):
+        cv = labeled_cv(cv, random_state=random_state)
+        classes, counts = np.unique(y[labeled], return_counts=True)
+        if counts.min() < cv.n_splits:
+            raise ValueError(
+                f"class {classes[np.argmin(counts)]!r} has {counts.min()} labeled rows, "
+                f"fewer than the {cv.n_splits} folds (cv={cv.n_splits}): lower cv to at most "
+                "the smallest labeled class, or pass "
+                "cv=LabeledStratifiedShuffleSplit(...) or explicit (train, test) folds")
+    if isinstance(cv, str):
+        raise ValueError("cv must be an int, a splitter with a split method or an iterable "
+                         f"of (train, test) index arrays, got {cv!r}")
+    if hasattr(cv, "split"):
+        splitter = cv if isinstance(cv, LabeledSplit) else LabeledSplit(cv)
+        folds = list(splitter.split(X, y, groups))
+    else:   # an iterable of (train, test) index arrays
+        try:
+            folds = [(np.asarray(tr), np.asarray(te)) for tr, te in cv]
+        except (TypeError, ValueError):
+            raise ValueError("cv must be an int, a splitter with a split method or an "
+                             f"iterable of (train, test) index arrays, got {cv!r}") from None
+    if not folds:
+        raise ValueError("cv gave no folds")
+    out = []
+    n = y.shape[0]
+    for train, test in folds:
+        train, test = np.asarray(train, dtype=np.intp), np.asarray(test, dtype=np.intp)
+        if test.size == 0:
+            raise ValueError("a fold of cv has an empty test set")
+        if train.size and (train.min() < -n or train.max() >= n) \
+                or test.min() < -n or test.max() >= n:
+            raise ValueError(f"cv gave row indices outside the {n} rows of X")
+        test = np.sort(test % n)
+        if unl[test].any():
+            raise ValueError("cv holds out unlabeled rows (y == -1), which cannot be "
+                             "scored: use a LabeledSplit, or folds over labeled rows only")
+        train = np.setdiff1d(train % n, test)
+        out.append((train[~unl[train]], test))
+    return out
+
+
+def _multimetric(scoring):
+    """``(scorers, multimetric)``: a dict name -> scorer callable."""
+    if scoring is None or isinstance(scoring, str) or callable(scoring):
+        return {"score": scoring}, False
+    if isinstance(scoring, dict):
+        if not scoring:
+            raise ValueError("scoring is an empty dict: give at least one scorer")
+        return dict(scoring), True
+    if isinstance(scoring, (list, tuple, set)):
+        names = list(scoring)
+        if not names or not all(isinstance(s, str) for s in names) \
+                or len(set(names)) != len(names):
+            raise ValueError("scoring as a list must hold distinct scorer names, got "
+                             f"{scoring!r}")
+        return {s: s for s in names}, True
+    raise ValueError("scoring must be None, a scorer name, a callable, or a list/dict of "
+                     f"them, got {scoring!r}")
+
+
+def _check_scorers(estimator, scoring) -> tuple[dict, bool]:
+    from sklearn.metrics import check_scoring
+
+    scorers, multi = _multimetric(scoring)
+    return {k: check_scoring(estimator, v) for k, v in scorers.items()}, multi
+
+
+def _index_rows(X, rows):
+    from sklearn.utils import _safe_indexing
+
+    return _safe_indexing(X, rows, axis=0)
+
+
+def _fit_and_score_path(estimator, X, y, train, test, candidates, scorers, fit_params,
+                        return_train_score, return_estimator, error_score):
+    """Fit ``estimator`` on all rows of ``X`` with only ``y[train]`` labeled, once per
+    candidate (in order, on one estimator object so that ``warm_start`` carries over), and
+    score each fit on the held-out rows ``test``."""
+    from sklearn.base import clone
+    from sklearn.exceptions import FitFailedWarning
+
+    y_fit = _hide(y, train)
+    X_test, y_test = _index_rows(X, test), y[test]
+    if return_train_score:
+        X_train, y_train = _index_rows(X, train), y[train]
+    est = clone(estimator)
+    results = []
+    for params in candidates:
+        est.set_params(**{k: clone(v, safe=False) for k, v in params.items()})
+        res = {}
+        t0 = time.perf_counter()
+        try:
+            est.fit(X, y_fit, **fit_params)
+            failed = None
+        except Exception as exc:   # noqa: BLE001 - reported as error_score, as scikit-learn
+            if isinstance(error_score, str) and error_score == "raise":
+                raise
+            failed = exc
+        res["fit_time"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        if failed is None:
+            res["test"] = {k: _score(s, est, X_test, y_test, error_score)
+                           for k, s in scorers.items()}
+            if return_train_score:
+                res["train"] = {k: _score(s, est, X_train, y_train, error_score)
+                                for k, s in scorers.items()}
+        else:
+            warnings.warn(f"a fit failed ({type(failed).__name__}: {failed}) with "
+                          f"{params}; its scores are error_score={error_score!r}",
+                          FitFailedWarning, stacklevel=2)
+            res["test"] = dict.fromkeys(scorers, error_score)
+            if return_train_score:
+                res["train"] = dict.fromkeys(scorers, error_score)
+        res["score_time"] = time.perf_counter() - t0
+        if return_estimator:
+            res["estimator"] = clone(est).set_params(**params) if failed else \
+                _snapshot(est)
+        results.append(res)
+    return results
+
+
+def _snapshot(est):
+    """An independent copy of a fitted estimator (the path goes on refitting ``est``)."""
+    import copy
+
+    return copy.deepcopy(est)
+
+
+def _score(scorer, est, X, y, error_score) -> float:
+    try:
+        value = scorer(est, X, y)
+    except Exception:
+        if isinstance(error_score, str) and error_score == "raise":
+            raise
+        warnings.warn("scoring failed; the score is error_score="
+                      f"{error_score!r}", UserWarning, stacklevel=3)
+        return error_score
+    return float(value)
+
+
+def _run(estimator, X, y, groups, candidates, path, cv, scoring, n_jobs, fit_params,
+         return_train_score, return_estimator, error_score, random_state, pre_dispatch):
+    """Evaluate every candidate on every fold; ``(folds, scorers, multimetric, table)`` where
+    ``table[c][f]`` is the result of candidate ``c`` on fold ``f``."""
+    from sklearn.utils.parallel import Parallel, delayed
+
+    y = np.asarray(y)
+    n = _n_rows(X)
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(f"y must be 1-d with one entry per row of X ({n}), got shape "
+                         f"{y.shape}")
+    if isinstance(error_score, str) and error_score != "raise" \
+            or not isinstance(error_score, str) and not isinstance(error_score, numbers.Number):
+        raise ValueError(f"error_score must be a number or 'raise', got {error_score!r}")
+    folds = _transductive_splits(cv, X, y, groups, random_state)
+    scorers, multi = _check_scorers(estimator, scoring)
+    groups_of = _path_groups(candidates, path)
+    fit_params = {} if fit_params is None else dict(fit_params)
+    logger.info("transductive CV: %d candidates x %d folds = %d fits (%d jobs)",
+                len(candidates), len(folds), len(candidates) * len(folds),
+                len(groups_of) * len(folds))
+    jobs = [(g, f) for g in range(len(groups_of)) for f in range(len(folds))]
+    out = Parallel(n_jobs=n_jobs, pre_dispatch=pre_dispatch)(
+        delayed(_fit_and_score_path)(estimator, X, y, folds[f][0], folds[f][1],
+                                     [candidates[c] for c in groups_of[g]], scorers,
+                                     fit_params, return_train_score, return_estimator,
+                                     error_score)
+        for g, f in jobs)
+    table = [[None] * len(folds) for _ in candidates]
+    for (g, f), results in zip(jobs, out, strict=True):
+        for c, res in zip(groups_of[g], results, strict=True):
+            table[c][f] = res
+    return folds, scorers, multi, table
+
+
+def _n_rows(X) -> int:
+    shape = getattr(X, "shape", None)
+    return int(shape[0]) if shape is not None else len(X)
+
+
+def _path_groups(candidates: list, path) -> list:
+    """Candidate indices grouped into runs that differ only in the ``path`` parameter."""
+    if path is None:
+        return [[c] for c in range(len(candidates))]
+    groups, index = [], {}
+    for c, params in enumerate(candidates):
+        if path not in params:
+            raise ValueError(f"path={path!r} is not a parameter of every grid point (missing "
+                             f"from {params}): name a parameter of param_grid or use None")
+        # values come from the grid's own lists: the same object means the same value
+        key = tuple((k, id(v)) for k, v in sorted(params.items()) if k != path)
+        if key not in index:
+            index[key] = len(groups)
+            groups.append([])
+        groups[index[key]].append(c)
+    return groups
+
+
+def transductive_cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=None,
+                                n_jobs: int | None = None, fit_params: dict | None = None,
+                                return_train_score: bool = False,
+                                return_estimator: bool = False, return_indices: bool = False,
+                                error_score=np.nan, random_state=None,
+                                pre_dispatch="2*n_jobs") -> dict:
+    """Transductive cross-validation: held-out labeled rows stay in the fit, unlabeled.
+
+    In each fold the estimator is fitted on **all** rows of ``X``; the held-out labeled
+    rows get the label ``-1`` (they stay in the graph, the kernel and the unlabeled part
+    of the objective, exactly as the rows to be predicted in the final fit), and the fold
+    is scored on them with their true labels. This is the protocol of the SSL book
+    (Chapelle, Schölkopf & Zien, ch. 21) and of the manifold-regularization and PVM
+    papers. scikit-learn's splitter API cannot express it: ``cross_validate`` and
+    ``GridSearchCV`` pass ``y[train]`` to ``fit`` and drop the test rows from ``X``
+    (:class:`LabeledStratifiedKFold` gives the inductive estimate instead).
+
+    Because ``X`` is the same in every fold, anything computed from ``X`` alone (a graph,
+    a Gram matrix) is the same in every fold and for every candidate: compute it once and
+    pass it (e.g. ``graph=W`` and ``kernel="precomputed"`` with ``X`` the Gram matrix).
+
+    Parameters
+    ----------
+    estimator : estimator
+        A classifier following the ``y == -1`` convention (cloned for every fold).
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        All rows: labeled and unlabeled (a precomputed Gram matrix over all rows works as
+        well, since the rows are never subset for fitting).
+    y : array-like of shape (n_samples,)
+        Class labels, ``-1`` for unlabeled rows.
+    groups : array-like of shape (n_samples,), optional
+        Group labels for a group-aware splitter ``cv``.
+    cv : int, splitter or iterable, default=5
+        An int gives :class:`LabeledStratifiedKFold` with that many folds (shuffled with
+        ``random_state``); it must not exceed the smallest labeled class. A scikit-learn
+        splitter is applied to the labeled rows only (:class:`LabeledSplit`). An iterable
+        of ``(train, test)`` index arrays into the rows of ``X`` is used as given: each fit
+        keeps the labels of the labeled rows in ``train`` only, and ``test`` must hold
+        labeled rows only.
+    scoring : str, callable, list, dict or None, default=None
+        A scikit-learn scorer name or callable ``scorer(estimator, X, y)``; a list of
+        names or a dict name -> scorer for several metrics. ``None`` uses
+        ``estimator.score``.
+    n_jobs : int or None, default=None
+        Folds (and grid points) run in parallel through joblib.
+    fit_params : dict or None, default=None
+        Passed to every ``fit`` (e.g. ``sample_weight`` over all rows).
+    return_train_score : bool, default=False
+        Also score each fit on the labeled rows it was fitted with.
+    return_estimator : bool, default=False
+        Keep the fitted estimator of every fold.
+    return_indices : bool, default=False
+        Return the labeled rows kept (``"train"``) and held out (``"test"``) in each fold.
+    error_score : 'raise' or float, default=np.nan
+        Score of a fold whose fit fails (with a ``FitFailedWarning``); ``'raise'``
+        re-raises the error.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the folds when ``cv`` is an int; an int gives the same folds every call.
+    pre_dispatch : int or str, default='2*n_jobs'
+        Passed to :class:`joblib.Parallel`.
+
+    Returns
+    -------
+    dict
+        Arrays of length ``n_splits``: ``fit_time``, ``score_time``, ``test_score`` (or
+        ``test_<name>`` for several metrics), ``train_score`` / ``train_<name>`` if asked,
+        ``estimator`` (list) and ``indices`` (dict of lists) if asked.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import L2SVM
+    >>> from semisup.model_selection import transductive_cross_validate
+    >>> X = np.array([[-2.0], [-1.5], [-1.0], [1.0], [1.5], [2.0], [-0.5], [0.5]])
+    >>> y = np.array([1, 1, 1, 2, 2, 2, -1, -1])
+    >>> res = transductive_cross_validate(L2SVM(), X, y, cv=3, random_state=0)
+    >>> res["test_score"]
+    array([1., 1., 1.])
+    """
+    folds, scorers, multi, table = _run(
+        estimator, X, y, groups, [{}], None, cv, scoring, n_jobs, fit_params,
+        return_train_score, return_estimator, error_score, random_state, pre_dispatch)
+    rows = table[0]
+    out = {"fit_time": np.array([r["fit_time"] for r in rows]),
+           "score_time": np.array([r["score_time"] for r in rows])}
+    for name in scorers:
+        key = name if multi else "score"
+        out[f"test_{key}"] = np.array([r["test"][name] for r in rows])
+        if return_train_score:
+            out[f"train_{key}"] = np.array([r["train"][name] for r in rows])
+    if return_estimator:
+        out["estimator"] = [r["estimator"] for r in rows]
+    if return_indices:
+        out["indices"] = {"train": [tr for tr, _ in folds], "test": [te for _, te in folds]}
+    return out
+
+
+def transductive_cross_val_score(estimator, X, y, *, groups=None, cv=5, scoring=None,
+                                 n_jobs: int | None = None, fit_params: dict | None = None,
+                                 error_score=np.nan, random_state=None) -> np.ndarray:
+    """Scores of :func:`transductive_cross_validate`, one per fold.
+
+    Parameters
+    ----------
+    estimator : estimator
+        A classifier following the ``y == -1`` convention.
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        All rows, labeled and unlabeled.
+    y : array-like of shape (n_samples,)
+        Class labels, ``-1`` for unlabeled rows.
+    groups : array-like of shape (n_samples,), optional
+        Group labels for a group-aware splitter ``cv``.
+    cv : int, splitter or iterable, default=5
+        As in :func:`transductive_cross_validate`.
+    scoring : str, callable or None, default=None
+        One scorer name or callable; ``None`` uses ``estimator.score``.
+    n_jobs : int or None, default=None
+        Folds run in parallel through joblib.
+    fit_params : dict or None, default=None
+        Passed to every ``fit``.
+    error_score : 'raise' or float, default=np.nan
+        Score of a fold whose fit fails.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the folds when ``cv`` is an int.
+
+    Returns
+    -------
+    ndarray of shape (n_splits,)
+        The score of each fold on its held-out labeled rows.
+    """
+    if isinstance(scoring, (list, tuple, set, dict)):
+        raise ValueError("transductive_cross_val_score takes one scorer; use "
+                         "transductive_cross_validate for several")
+    return transductive_cross_validate(
+        estimator, X, y, groups=groups, cv=cv, scoring=scoring, n_jobs=n_jobs,
+        fit_params=fit_params, error_score=error_score,
+        random_state=random_state)["test_score"]
+
+
+def _rank(means: np.ndarray) -> np.ndarray:
+    """Rank 1 = best (largest) mean; NaN ranks last, as scikit-learn's searches."""
+    from scipy.stats import rankdata
+
+    if np.isnan(means).all():
+        return np.ones(means.size, dtype=np.int32)
+    filled = np.where(np.isnan(means), np.nanmin(means) - 1.0, means)
+    return rankdata(-filled, method="min").astype(np.int32)
+
+
+def _estimator_has(attr: str):
+    def check(self) -> bool:
+        if hasattr(self, "best_estimator_"):
+            return hasattr(self.best_estimator_, attr)
+        return hasattr(self.estimator, attr)
+    return check
+
+
+class TransductiveGridSearchCV(MetaEstimatorMixin, BaseEstimator):
+    """Exhaustive grid search scored by transductive cross-validation.
+
+    Every grid point is evaluated as in :func:`transductive_cross_validate`: in each fold
+    the estimator is fitted on **all** rows with the held-out labeled rows relabeled
+    ``-1`` and scored on those rows with their true labels (the SSL book's protocol:
+    the held-out rows stay in the graph and the unlabeled data). scikit-learn's
+    ``GridSearchCV`` cannot do this, since it passes the held-out labels in ``y[train]``.
+    The attributes follow ``GridSearchCV``: ``cv_results_``, ``best_params_``,
+    ``best_score_``, ``best_estimator_`` (refitted on all rows with every label).
+
+    Parameters
+    ----------
+    estimator : estimator
+        A classifier following the ``y == -1`` convention.
+    param_grid : dict or list of dict
+        Parameter names -> lists of values, as in ``GridSearchCV``. Grid points are
+        evaluated in ``ParameterGrid`` order and ties go to the first one.
+    scoring : str, callable, list, dict or None, default=None
+        A scikit-learn scorer name or callable ``scorer(estimator, X, y)``, or a list/dict
+        of them (then ``refit`` names the one that picks the best). ``None`` uses
+        ``estimator.score``.
+    n_jobs : int or None, default=None
+        Fits run in parallel through joblib (``-1``: all cores).
+    refit : bool, str or callable, default=True
+        Refit the best grid point on all rows with all labels (``best_estimator_``). With
+        several metrics, the name of the one that picks it; a callable takes
+        ``cv_results_`` and returns the index of the best grid point.
+    cv : int, splitter or iterable, default=5
+        As in :func:`transductive_cross_validate`: an int gives
+        :class:`LabeledStratifiedKFold` seeded by ``random_state``; a splitter is applied
+        to the labeled rows; explicit ``(train, test)`` index arrays are used as given.
+        The folds are drawn once and shared by every grid point.
+    path : str or None, default=None
+        A parameter of the grid whose values are fitted in grid order by one estimator
+        object per fold and per combination of the other parameters, so that an estimator
+        with ``warm_start=True`` starts each fit from the previous solution (e.g.
+        ``path="gamma_I"`` for ``LinearLapRLS``). ``None`` fits every grid point afresh.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the folds when ``cv`` is an int; an int makes ``cv_results_`` (apart from
+        times) the same on every call.
+    error_score : 'raise' or float, default=np.nan
+        Score of a fit that fails (with a ``FitFailedWarning``); ``'raise'`` re-raises.
+    return_train_score : bool, default=False
+        Also score each fit on the labeled rows it kept.
+    pre_dispatch : int or str, default='2*n_jobs'
+        Passed to :class:`joblib.Parallel`.
+
+    Attributes
+    ----------
+    cv_results_ : dict of ndarray
+        scikit-learn's layout: ``params``, ``param_<name>`` (masked arrays),
+        ``split<k>_test_<score>``, ``mean_test_<score>``, ``std_test_<score>``,
+        ``rank_test_<score>`` (``<score>`` is ``score`` for one metric), the train
+        versions if asked, and ``mean_fit_time``, ``std_fit_time``, ``mean_score_time``,
+        ``std_score_time``.
+    best_index_ : int
+        Index of the best grid point in ``cv_results_`` (first of the best on ties).
+    best_params_ : dict
+        Its parameters.
+    best_score_ : float
+        Its mean cross-validated score (not set when ``refit`` is a callable).
+    best_estimator_ : estimator
+        The best grid point refitted on all rows with every label (if ``refit``).
+    refit_time_ : float
+        Seconds of that refit.
+    scorer_ : callable or dict
+        The scorer(s) used.
+    multimetric_ : bool
+        Whether several metrics were evaluated.
+    n_splits_ : int
+        Number of folds.
+    folds_ : list of tuple of ndarray
+        ``(train_labeled, test)`` row indices of every fold: the labeled rows each fit
+        kept and the held-out rows it was scored on.
+    classes_ : ndarray
+        Class labels of ``best_estimator_``.
+    n_features_in_ : int
+        Number of features of ``best_estimator_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import L2SVM
+    >>> from semisup.model_selection import TransductiveGridSearchCV
+    >>> X = np.array([[-2.0], [-1.5], [-1.0], [1.0], [1.5], [2.0], [-0.5], [0.5]])
+    >>> y = np.array([1, 1, 1, 2, 2, 2, -1, -1])
+    >>> search = TransductiveGridSearchCV(L2SVM(), {"lam": [1e-2, 1.0]}, cv=3,
+    ...                                   random_state=0).fit(X, y)
+    >>> search.best_params_
+    {'lam': 0.01}
+    """
+
+    def __init__(self, estimator, param_grid, *, scoring=None, n_jobs: int | None = None,
+                 refit=True, cv=5, path: str | None = None, random_state=None,
+                 error_score=np.nan, return_train_score: bool = False,
+                 pre_dispatch="2*n_jobs"):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.scoring = scoring
+        self.n_jobs = n_jobs
+        self.refit = refit
+        self.cv = cv
+        self.path = path
+        self.random_state = random_state
+        self.error_score = error_score
+        self.return_train_score = return_train_score
+        self.pre_dispatch = pre_dispatch
+
+    def fit(self, X, y, groups=None, **fit_params) -> TransductiveGridSearchCV:
+        """Evaluate every grid point by transductive CV, then refit the best.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            All rows, labeled and unlabeled (or a precomputed Gram matrix over them).
+        y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled rows.
+        groups : array-like of shape (n_samples,), optional
+            Group labels for a group-aware splitter ``cv``.
+        **fit_params : dict
+            Passed to every ``fit`` of the estimator (e.g. ``sample_weight``).
+
+        Returns
+        -------
+        self : TransductiveGridSearchCV
+        """
+        from sklearn.base import clone
+        from sklearn.model_selection import ParameterGrid
+
+        try:
+            candidates = list(ParameterGrid(self.param_grid))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"param_grid: {exc}") from None
+        if not candidates:
+            raise ValueError("param_grid is empty: give at least one grid point")
+        if self.path is not None and not isinstance(self.path, str):
+            raise ValueError(f"path must be a parameter name or None, got {self.path!r}")
+        self._refit_metric(*_multimetric(self.scoring))   # before any fit
+        folds, scorers, multi, table = _run(
+            self.estimator, X, y, groups, candidates, self.path, self.cv, self.scoring,
+            self.n_jobs, fit_params, self.return_train_score, False, self.error_score,
+            self.random_state, self.pre_dispatch)
+        refit_metric = self._refit_metric(scorers, multi)
+        self.multimetric_ = multi
+        self.scorer_ = scorers if multi else scorers["score"]
+        self.n_splits_ = len(folds)
+        self.folds_ = folds
+        self.cv_results_ = self._results(candidates, table, scorers, multi)
+        if callable(self.refit):
+            self.best_index_ = int(self.refit(self.cv_results_))
+            if not 0 <= self.best_index_ < len(candidates):
+                raise ValueError(f"refit returned {self.best_index_}, not the index of a "
+                                 f"grid point (0..{len(candidates) - 1})")
+        elif refit_metric is not None:
+            rank = self.cv_results_[f"rank_test_{refit_metric}"]
+            self.best_index_ = int(np.argmin(rank))    # first of the best on ties
+            self.best_score_ = float(
+                self.cv_results_[f"mean_test_{refit_metric}"][self.best_index_])
+        if hasattr(self, "best_index_"):
+            self.best_params_ = candidates[self.best_index_]
+        if self.refit:
+            est = clone(self.estimator).set_params(
+                **{k: clone(v, safe=False) for k, v in self.best_params_.items()})
+            t0 = time.perf_counter()
+            est.fit(X, y, **fit_params)
+            self.refit_time_ = time.perf_counter() - t0
+            self.best_estimator_ = est
+            for attr in ("n_features_in_", "feature_names_in_"):
+                if hasattr(est, attr):
+                    setattr(self, attr, getattr(est, attr))
+        return self
+
+    def _refit_metric(self, scorers: dict, multi: bool):
+        if not multi:
+            return "score"
+        if callable(self.refit):
+            return None
+        if isinstance(self.refit, str):
+            if self.refit not in scorers:
+                raise ValueError(f"refit={self.refit!r} is not one of the scorers "
+                                 f"{sorted(scorers)}")
+            return self.refit
+        if self.refit:
+            raise ValueError("with several metrics, refit must name the one that picks "
+                             f"the best grid point (one of {sorted(scorers)}), be a "
+                             "callable, or be False")
+        return None
+
+    def _results(self, candidates: list, table: list, scorers: dict, multi: bool) -> dict:
+        n_c, n_f = len(candidates), len(table[0])
+        res = {}
+        for key in ("fit_time", "score_time"):
+            arr = np.array([[table[c][f][key] for f in range(n_f)] for c in range(n_c)])
+            res[f"mean_{key}"] = arr.mean(axis=1)
+            res[f"std_{key}"] = arr.std(axis=1)
+        names = sorted({k for params in candidates for k in params})
+        for name in names:
+            col = np.ma.MaskedArray(np.empty(n_c, dtype=object), mask=True)
+            for c, params in enumerate(candidates):
+                if name in params:
+                    col[c] = params[name]
+            res[f"param_{name}"] = col
+        res["params"] = candidates
+        sets = ("test", "train") if self.return_train_score else ("test",)
+        for which in sets:
+            for name in scorers:
+                key = name if multi else "score"
+                arr = np.array([[table[c][f][which][name] for f in range(n_f)]
+                                for c in range(n_c)], dtype=float)
+                for f in range(n_f):
+                    res[f"split{f}_{which}_{key}"] = arr[:, f]
+                res[f"mean_{which}_{key}"] = arr.mean(axis=1)
+                res[f"std_{which}_{key}"] = arr.std(axis=1)
+                if which == "test":
+                    res[f"rank_test_{key}"] = _rank(res[f"mean_test_{key}"])
+        return res
+
+    def _check_refitted(self, method: str):
+        if not hasattr(self, "best_estimator_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(f"{method} needs the refitted best estimator: call fit with "
+                                 "refit=True first")
+        return self.best_estimator_
+
+    @available_if(_estimator_has("predict"))
+    def predict(self, X):
+        """Predict with the refitted best estimator.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return self._check_refitted("predict").predict(X)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X):
+        """Decision values of the refitted best estimator.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray
+        """
+        return self._check_refitted("decision_function").decision_function(X)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the refitted best estimator.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        return self._check_refitted("predict_proba").predict_proba(X)
+
+    def score(self, X, y) -> float:
+        """Score of the refitted best estimator with the search's (refit) scorer.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels; ``-1`` rows are ignored.
+
+        Returns
+        -------
+        float
+        """
+        est = self._check_refitted("score")
+        if self.multimetric_ and not isinstance(self.refit, str):
+            raise ValueError("score needs one metric: with several, set refit to its name")
+        scorer = self.scorer_[self.refit] if self.multimetric_ else self.scorer_
+        keep, _ = labeled_rows(y)
+        return float(scorer(est, _index_rows(X, np.flatnonzero(keep)), np.asarray(y)[keep]))
+
+    @property
+    def classes_(self) -> np.ndarray:
+        """Class labels of the refitted best estimator."""
+        return self._check_refitted("classes_").classes_
+
+    @property
+    def transduction_(self) -> np.ndarray:
+        """Labels the refitted best estimator gave to the rows it was fitted on."""
+        return self._check_refitted("transduction_").transduction_
