@@ -22,6 +22,8 @@ NNTP-Posting-Host: sparky.cs.example.edu
 In article <1993Apr1.123@host.example.com> alice@host.example.com
 (Alice Smith) writes:
 > My carburetor freezes every winter morning.
+From article <C5x.1@uni.example.edu>, by bob@uni.example.edu (Bob):
+Also see <1993Apr2.77@host.example.com> for the thread.
 >> Older quoted line about chokes.
 |  Another quoting style.
 
@@ -42,7 +44,7 @@ def test_strip_all_parts():
     assert "Check the thermostat first." in lines
     for gone in ("jdoe", "Organization", "Example University", "Somewhere", "Lines",
                  "sparky", "In article", "Alice", "writes", "freezes", "chokes",
-                 "Another quoting", "Sig quote"):
+                 "Another quoting", "Sig quote", "Bob", "thread"):
         assert gone not in out, gone
 
 

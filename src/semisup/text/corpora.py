@@ -53,7 +53,10 @@ def _members(path: Path):
 NEWSGROUP_PARTS = ("headers", "quotes", "signature")
 
 _HEADER_LINE = re.compile(r"^[A-Za-z][\w-]*:")
-_ATTRIBUTION = re.compile(r"^\s*in article\b|(writes|wrote)\s*:\s*$", re.I)
+# "In article <id> ...", "From article <id>, by ...:", "... writes:", "... wrote:", and any
+# line citing a message id <local@host> (references to the quoted post)
+_ATTRIBUTION = re.compile(r"^\s*(in|from) article\b|(writes|wrote)\s*:\s*$|<[^<>\s]+@[^<>\s]+>",
+                          re.I)
 _SIGNATURE_DELIMITER = re.compile(r"^--\s*$")
 
 
@@ -78,7 +81,8 @@ def strip_newsgroup_post(text: str, remove=NEWSGROUP_PARTS, keep_subject: bool =
         Parts to remove.  ``"headers"``: the leading block of ``Name: value`` lines up to
         the first blank line (only when its first line is such a line, so a post without
         headers is left whole).  ``"quotes"``: lines starting with ``>`` or ``|`` and
-        attribution lines ("In article <...>, ...", "... writes:", "... wrote:").
+        attribution lines ("In article <...>, ...", "From article <...>, by ...:", "... writes:",
+        "... wrote:", any line citing a message id ``<local@host>``).
         ``"signature"``: everything after the last ``--`` delimiter line when at most
         ``max_signature_lines`` non-blank lines follow it (a longer tail is body text).
     keep_subject : bool, default=True
