@@ -99,12 +99,14 @@ def test_load_20newsgroups_remove(tmp_path):
                                                     "Ride safely.\n",
         "20news-bydate-test/rec.motorcycles/203": only_header,
     })
-    raw = {d.id: d for d in load_20newsgroups(tmp_path)}
+    raw = {d.id: d for d in load_20newsgroups(tmp_path, remove=())}
     assert set(raw) == {"20ng/train/rec.autos/101", "20ng/test/rec.motorcycles/202",
                         "20ng/test/rec.motorcycles/203"}
-    assert raw["20ng/train/rec.autos/101"].text == POST  # default: the raw post
-    clean = {d.id: d for d in load_20newsgroups(tmp_path, remove=NEWSGROUP_PARTS)}
+    assert raw["20ng/train/rec.autos/101"].text == POST  # remove=(): the raw post
+    clean = {d.id: d for d in load_20newsgroups(tmp_path)}  # default: all parts removed
     assert "20ng/test/rec.motorcycles/203" not in clean  # nothing left: skipped
+    assert [d.text for d in load_20newsgroups(tmp_path, remove=NEWSGROUP_PARTS)] == \
+        [d.text for d in clean.values()]
     assert clean["20ng/test/rec.motorcycles/202"].text == "bikes\n\nRide safely."
     d = clean["20ng/train/rec.autos/101"]
     assert d.labels == ("rec.autos",) and d.split == "train"
