@@ -81,6 +81,7 @@ def main() -> None:
     ap.add_argument("--workdir", default="/tmp/semisup-active")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--collections", default="union,dataset")
+    ap.add_argument("--tag", default="", help="write results/active_table84_<tag>.md")
     args = ap.parse_args()
     workdir = Path(args.workdir)
     with open(workdir / "tasks.pkl", "rb") as fh:
@@ -125,7 +126,11 @@ def main() -> None:
             "(musculo vs digestive, grain vs wheat): DQG first at size 3 on both, second "
             "at size 4 on grain vs wheat; mean precision 43-65 %.\n\n"
             + "\n\n".join(out) + "\n")
-    (RESULTS_DIR / "active_table84.md").write_text(text)
+    removed = ", ".join(cache.get("newsgroups_remove", [])) or "none"
+    text = text.replace("\n\n10 labeled", f"  20 Newsgroups parts removed: {removed}."
+                        "\n\n10 labeled", 1)
+    name = f"active_table84_{args.tag}.md" if args.tag else "active_table84.md"
+    (RESULTS_DIR / name).write_text(text)
     print(text)
 
 

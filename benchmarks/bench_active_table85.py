@@ -11,8 +11,14 @@ class-correlated tf features, unit rows) and every learner is trained on the sam
   labels -- no test label is used, only which query retrieved a document;
 * ``CCCP-ret-s``: the same with ``s = 0.3`` (flat ramp near the boundary);
 * ``TSVM``, ``DA``: the library's TransductiveSVM / DeterministicAnnealingSVM, same
-  ``lam``/``lam_u``, balance fraction as ``CCCP-ret`` on binary tasks (their
-  ``positive_fraction`` is one number; multi-class: labeled prior).
+  ``lam``/``lam_u``, balance fractions as ``CCCP-ret`` (one per class, one-vs-rest, on the
+  multi-class tasks too);  ``TSVM-lab``, ``DA-lab``: the labeled prior (before round 2
+  session 4, ``TSVM``/``DA`` were ``-lab`` on the multi-class tasks and ``-ret`` on the
+  binary ones).
+
+``--setup --strip`` builds the index and the task documents from 20 Newsgroups posts without
+their headers (the Subject line kept), quoted text and signatures
+(:func:`semisup.text.corpora.strip_newsgroup_post`); use another ``--workdir`` for it.
 
 Diagnostics (test labels used only to *measure*, never to choose): per-query precision, the
 share of retrieved documents that belong to the task's corpus / classes, weak-label accuracy
@@ -35,6 +41,7 @@ Usage::
     python benchmarks/bench_active_table85.py --workdir /tmp/i12 --reps 10 --task-major
         --worker 0 --n-workers 2 --tag main --learners SVM,Aux,CCCP-lab,CCCP-ret,TSVM,DA
     python benchmarks/bench_active_table85.py --summary --tag main
+    python benchmarks/bench_active_table85.py --summary --tag strip --compare main
 """
 
 from __future__ import annotations
@@ -59,23 +66,26 @@ from semisup.text import ActiveSearchPipeline, AuxiliarySVM, MemoryBM25Index, SQ
 LAM = GAMMA = 0.01
 N_FEATURES = 600
 PROTOCOLS = ["lib", "nonorm", "oracle"]
-LEARNERS = ["SVM", "Aux", "CCCP-lab", "CCCP-ret", "CCCP-ret-s", "TSVM", "DA"]
+LEARNERS = ["SVM", "Aux", "CCCP-lab", "CCCP-ret", "CCCP-ret-s", "TSVM", "DA", "TSVM-lab",
+            "DA-lab"]
 EVAL_TASKS = ["auto vs motor", "corn vs wheat", "ship vs trade", "money vs trade",
               "bacterial vs virus", "musculo vs digestive", "male vs female",
               "sci (4 groups)", "fourDiseases"]
 
 
-def setup(workdir: Path) -> None:
-    from semisup.text.corpora import load_corpora
+def setup(workdir: Path, strip: bool = False) -> None:
+    from semisup.text.corpora import NEWSGROUP_PARTS, load_corpora
 
     workdir.mkdir(parents=True, exist_ok=True)
+    remove = NEWSGROUP_PARTS if strip else ()
     t0 = time.perf_counter()
-    docs = list(load_corpora())
-    print(f"loaded {len(docs)} documents in {time.perf_counter() - t0:.0f} s", flush=True)
+    docs = list(load_corpora(newsgroups_remove=remove))
+    print(f"loaded {len(docs)} documents in {time.perf_counter() - t0:.0f} s "
+          f"(20NG parts removed: {list(remove)})", flush=True)
     tasks = {name: task_docs(docs, prefix, classes) for name, prefix, classes in TASKS}
     labels = {d.id: d.labels for d in docs}
     with open(workdir / "tasks.pkl", "wb") as fh:
-        pickle.dump({"tasks": tasks, "labels": labels}, fh)
+        pickle.dump({"tasks": tasks, "labels": labels, "newsgroups_remove": list(remove)}, fh)
     if not (workdir / "index").exists():
         t0, c0 = time.perf_counter(), time.process_time()
         SQLiteIndex.build(workdir / "index", ((d.id, d.text) for d in docs))
@@ -89,7 +99,6 @@ def fit(learner, X, labels, y_semi, aux_y, aux, r_weak, classes):
     l = labels.shape[0]
     u = X.shape[0] - l
     semi = dict(lam=LAM / l, lam_u=GAMMA * u / l)  # thesis scaling -> (1/2l, 1/2u) form
-    r_bin = float(r_weak[1]) if len(classes) == 2 else None
     if learner == "SVM":
         return L2SVM(lam=2 * LAM).fit(X[:l], labels)
     if learner == "Aux":
@@ -100,9 +109,11 @@ def fit(learner, X, labels, y_semi, aux_y, aux, r_weak, classes):
         return CCCPS3VM(**semi, positive_fraction=r_weak).fit(X, y_semi)
     if learner == "CCCP-ret-s":
         return CCCPS3VM(**semi, positive_fraction=r_weak, s=0.3).fit(X, y_semi)
-    if learner == "TSVM":
-        return TransductiveSVM(**semi, positive_fraction=r_bin).fit(X, y_semi)
-    return DeterministicAnnealingSVM(**semi, positive_fraction=r_bin).fit(X, y_semi)
+    # "-lab": the labeled prior; otherwise one fraction per class from the weak labels
+    r = None if learner.endswith("-lab") else r_weak
+    if learner.startswith("TSVM"):
+        return TransductiveSVM(**semi, positive_fraction=r).fit(X, y_semi)
+    return DeterministicAnnealingSVM(**semi, positive_fraction=r).fit(X, y_semi)
 
 
 def features(protocol, pipe, index, items, lab, test, labels, weak):
@@ -233,7 +244,8 @@ def work(args) -> None:
                 backend = per_task[name]
             res = run_unit(backend, cache["tasks"][name], cache["labels"], prefix, classes,
                            rep, n, protocols, learners)
-            res.update(task=name, rep=rep, n=n, load=os.getloadavg()[0])
+            res.update(task=name, rep=rep, n=n, load=os.getloadavg()[0],
+                       newsgroups_remove=cache.get("newsgroups_remove", []))
             with open(out, "a") as fh:
                 fh.write(json.dumps(res) + "\n")
             print(f"{name} rep {rep} n {n}: " + ", ".join(
@@ -245,7 +257,32 @@ def _base(key: str) -> str:
     return "SVM" + key[key.index("@"):] if "@" in key else "SVM"
 
 
-def summary(tag: str = "main") -> None:
+def compare(rows, other, tag, other_tag) -> str:
+    """Same learner, same task and draw in two result sets (e.g. stripped vs raw 20NG)."""
+    by = {(r["task"], r["rep"], r["n"]): r for r in other}
+    keys = [k for k in rows[0]["acc"] if all(k in r["acc"] for r in rows)
+            and all(k in r["acc"] for r in other)]
+    pairs = [(r, by[(r["task"], r["rep"], r["n"])]) for r in rows
+             if (r["task"], r["rep"], r["n"]) in by]
+    body = []
+    names = [t[0] for t in TASKS if any(a["task"] == t[0] for a, _ in pairs)]
+    for n in (2, 5):
+        for name in names + ["**all tasks**"]:
+            ps = [(a, b) for a, b in pairs if a["n"] == n
+                  and (name == "**all tasks**" or a["task"] == name)]
+            if not ps:
+                continue
+            cells = []
+            for k in keys:
+                d = np.array([a["acc"][k] - b["acc"][k] for a, b in ps])
+                se = d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else 0.0
+                cells.append(f"{d.mean():+.1f} ± {se:.1f}")
+            body.append([name, n, len(ps)] + cells)
+    return (f"## `{tag}` minus `{other_tag}`: accuracy points, same task and draw "
+            "(mean ± s.e.)\n\n" + table(["task", "l/cls", "draws"] + keys, body))
+
+
+def summary(tag: str = "main", compare_tag: str = "") -> None:
     rows = load_rows(tag)
     names = [t[0] for t in TASKS if any(r["task"] == t[0] for r in rows)]
     keys = [k for k in rows[0]["acc"] if all(k in r["acc"] for r in rows)]
@@ -331,6 +368,10 @@ def summary(tag: str = "main") -> None:
             "Thesis (Semi-SVM, reduction of the average error): 28.0 % (2/cls), 34.0 % (5/cls); "
             "Aux-SVM 17.6 % / 26.3 %.  Summary of the reductions of the average error here:\n\n"
             + table(["labeled"] + keys, red_rows))
+    removed = sorted({", ".join(r.get("newsgroups_remove", [])) or "none" for r in rows})
+    head += f"\n\n20 Newsgroups parts removed from the posts: {'; '.join(removed)}."
+    if compare_tag:
+        out.append(compare(rows, load_rows(compare_tag), tag, compare_tag))
     text = head + "\n\n" + "\n\n".join(out) + "\n"
     (RESULTS_DIR / f"active_table85_{tag}.md").write_text(text)
     print(text)
@@ -355,12 +396,16 @@ def main() -> None:
     ap.add_argument("--tag", default="main", help="name of the result set (JSONL files)")
     ap.add_argument("--protocols", default="lib", help=f"comma list of {PROTOCOLS}")
     ap.add_argument("--learners", default=",".join(LEARNERS), help="comma list")
+    ap.add_argument("--strip", action="store_true",
+                    help="--setup: strip headers, quotes, signatures of the 20NG posts")
+    ap.add_argument("--compare", default="",
+                    help="--summary: also compare with this tag, task and draw paired")
     args = ap.parse_args()
     GAMMA = args.gamma
     if args.setup:
-        setup(Path(args.workdir))
+        setup(Path(args.workdir), args.strip)
     elif args.summary:
-        summary(args.tag)
+        summary(args.tag, args.compare)
     else:
         work(args)
 

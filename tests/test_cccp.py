@@ -69,6 +69,40 @@ def test_per_class_fractions(rng):
         CCCPS3VM(positive_fraction=[0.5, 1.0, 0.2]).fit(X, y_semi)
 
 
+@pytest.mark.parametrize("name", ["tsvm", "da"])
+def test_per_class_fractions_tsvm_da(rng, name):
+    """TSVM / DA: each one-vs-rest problem of a per-class fit is the binary fit with that r."""
+    from semisup.linear import DeterministicAnnealingSVM, TransductiveSVM
+
+    cls = TransductiveSVM if name == "tsvm" else DeterministicAnnealingSVM
+    X = np.vstack([rng.normal(loc=c, size=(40, 2)) for c in ([0, 4], [4, 0], [-4, -4])])
+    y_semi = np.repeat(np.array([0, 1, 2]), 40)
+    unl = np.r_[3:40, 43:80, 83:120]
+    y_semi[unl] = -1
+    r = np.array([0.2, 0.5, 0.3])  # far from the labeled prior 1/3
+    m = cls(lam=1e-2, lam_u=1.0, positive_fraction=r).fit(X, y_semi)
+    for k in range(3):
+        yk = np.where(y_semi == -1, -1, (y_semi == k).astype(int))
+        ref = cls(lam=1e-2, lam_u=1.0, positive_fraction=float(r[k])).fit(X, yk)
+        np.testing.assert_allclose(m.coef_[k], ref.coef_[0], atol=1e-12)
+        assert m.intercept_[k] == pytest.approx(ref.intercept_[0], abs=1e-12)
+        if name == "tsvm":  # the label constraint: round(r u) unlabeled rows positive
+            n_pos = int(np.sum(m.fit_results_[k].labels_u > 0))
+            assert abs(n_pos - r[k] * unl.size) <= 1
+    prior = cls(lam=1e-2, lam_u=1.0).fit(X, y_semi)
+    assert not np.allclose(prior.coef_, m.coef_)  # the array is not ignored
+    X2, _, y2 = semi(rng, n=120)
+    a = cls(positive_fraction=[0.7, 0.3]).fit(X2, y2)
+    b = cls(positive_fraction=0.3).fit(X2, y2)
+    np.testing.assert_allclose(a.coef_, b.coef_)
+    with pytest.raises(ValueError, match="one fraction per class"):
+        cls(positive_fraction=[0.5, 0.5]).fit(X, y_semi)
+    with pytest.raises(ValueError, match="positive_fraction"):
+        cls(positive_fraction=[0.5, 1.0, 0.2]).fit(X, y_semi)
+    with pytest.raises(ValueError, match="positive_fraction"):
+        cls(positive_fraction=[[0.5, 0.2, 0.3]]).fit(X, y_semi)
+
+
 def _cvx_step(X_l, y_l, X_u, lam, lam_u, c, active_plus, active_minus):
     """One CCCP convex step in cvxpy: the majoriser at the active copies."""
     cp = pytest.importorskip("cvxpy")

@@ -83,6 +83,39 @@ def test_pipeline_any_estimator_and_generators(rng):
         assert pipe.report_["n_queries"] == (6 if gen == "dqg" else 2)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_pipeline_balance_reaches_estimators(rng):
+    """balance='retrieved' sets an estimator's unset positive_fraction to the query-label share."""
+    from semisup.linear import DeterministicAnnealingSVM
+
+    docs, labels = collection(rng)
+    index = MemoryBM25Index(docs)
+    lab = np.array([0, 2, 1, 3])
+    args = ([docs[i] for i in lab], labels[lab])
+    kw = dict(ids=[str(i) for i in lab])
+    for est in (TransductiveSVM(lam=1e-2), DeterministicAnnealingSVM(lam=1e-2)):
+        pipe = ActiveSearchPipeline(index, per_query=15, learner=est).fit(*args, **kw)
+        share = np.clip(np.mean(pipe.retrieved_labels_ == pipe.classes_[1]), 0.02, 0.98)
+        assert pipe.model_.positive_fraction == pytest.approx(share)
+        assert est.positive_fraction is None  # the given estimator is untouched (cloned)
+        pipe = ActiveSearchPipeline(index, per_query=15, learner=est,
+                                    balance="labeled").fit(*args, **kw)
+        assert pipe.model_.positive_fraction is None
+    fixed = ActiveSearchPipeline(index, per_query=15,
+                                 learner=TransductiveSVM(positive_fraction=0.4)).fit(*args, **kw)
+    assert fixed.model_.positive_fraction == 0.4  # a user's fraction wins
+    # three classes: one fraction per class
+    docs3 = [d + " " + ("alpha beta gamma" if i % 3 == 0 else "") for i, d in enumerate(docs)]
+    labels3 = np.where(np.arange(len(docs)) % 3 == 0, "greek", labels)
+    lab3 = np.array([0, 3, 2, 4, 1, 5])
+    pipe = ActiveSearchPipeline(MemoryBM25Index(docs3), per_query=15,
+                                learner=TransductiveSVM(lam=1e-2))
+    pipe.fit([docs3[i] for i in lab3], labels3[lab3], ids=[str(i) for i in lab3])
+    shares = np.clip([np.mean(pipe.retrieved_labels_ == c) for c in pipe.classes_], 0.02, 0.98)
+    np.testing.assert_allclose(pipe.model_.positive_fraction, shares)
+    assert pipe.classes_.size == 3
+
+
 def test_pipeline_bad_input(rng):
     docs, labels = collection(rng, n=20)
     index = MemoryBM25Index(docs)

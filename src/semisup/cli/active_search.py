@@ -22,6 +22,9 @@ def add_parser(sub) -> None:
                    help="first build the index from this folder of text files")
     p.add_argument("--overwrite", action="store_true", help="replace an existing index")
     p.add_argument("--encoding", default="utf-8", help="encoding of the text files")
+    p.add_argument("--strip-usenet", action="store_true",
+                   help="remove the header block (the Subject kept), quoted text and "
+                        "signature of Usenet posts, in the index and the labeled documents")
     p.add_argument("--labeled", required=True, type=Path,
                    help="folder with one sub-folder of text files per class")
     p.add_argument("--generator", default="dqg", choices=["dqg", "tf", "tfidf", "or", "svm"])
@@ -36,7 +39,7 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
-def _read_labeled(folder: Path, encoding: str):
+def _read_labeled(folder: Path, encoding: str, preprocess=None):
     if not folder.is_dir():
         raise ValueError(f"--labeled {str(folder)!r} is not a folder")
     texts, labels = [], []
@@ -48,6 +51,8 @@ def _read_labeled(folder: Path, encoding: str):
                 raise ValueError(f"{str(f)!r} is not valid {encoding}: pass --encoding "
                                  "latin-1") from None
             labels.append(cls.name)
+    if preprocess is not None:
+        texts = [preprocess(t) for t in texts]
     if len(set(labels)) < 2:
         raise ValueError(f"--labeled {str(folder)!r} needs one sub-folder per class, with at "
                          "least two classes")
@@ -59,15 +64,18 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from semisup.text import ActiveSearchPipeline, SQLiteIndex
+    from semisup.text.corpora import strip_newsgroup_post
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    strip = strip_newsgroup_post if args.strip_usenet else None
     try:
         if args.build_from is not None:
             index = SQLiteIndex.build(args.index, args.build_from, overwrite=args.overwrite,
-                                      encoding=args.encoding, skip_empty=True)
+                                      encoding=args.encoding, skip_empty=True,
+                                      preprocess=strip)
         else:
             index = SQLiteIndex.open(args.index)
-        texts, labels = _read_labeled(args.labeled, args.encoding)
+        texts, labels = _read_labeled(args.labeled, args.encoding, strip)
         pipe = ActiveSearchPipeline(index, generator=args.generator,
                                     query_size=args.query_size, per_query=args.per_query,
                                     learner=args.learner, n_features=args.n_features,

@@ -79,6 +79,7 @@ def fit_distributed(estimator, design, y=None, sample_weight=None):
 
 
 def _fit(est, dd) -> dict:
+    from semisup.linear._base import class_fractions
     from semisup.linear.da import DeterministicAnnealingSVM
     from semisup.linear.laplacian import LinearLapRLS
     from semisup.linear.svm import L2SVM
@@ -102,10 +103,11 @@ def _fit(est, dd) -> dict:
     positives = [1] if classes.size == 2 else list(range(classes.size))
     mfn_options = dict(tol=est.tol, max_iter=est.max_iter or 50, max_cg_iter=est.max_cg_iter)
     results = []
-    for k in positives:
+    fractions = class_fractions(getattr(est, "positive_fraction", None), classes)
+    for i, k in enumerate(positives):
         dd._call("clear_problem")
         n_pos = dd._sum("set_binary", k)
-        prior = n_pos / dd.n_labeled
+        prior = n_pos / dd.n_labeled if fractions is None else float(fractions[i])
         if isinstance(est, L2SVM):
             dd._call("problem_costs", float(est.cost_positive), float(est.cost_negative))
             from semisup.regularizers import Ridge

@@ -14,6 +14,7 @@ from semisup._logging import convergence_check, get_logger, progress, verbosity
 from semisup._validation import (
     FLOAT_DTYPES,
     check_bool,
+    check_fraction,
     check_positive,
     check_semi_supervised,
     warn_if_collapsed,
@@ -24,6 +25,39 @@ from semisup.solvers._kernels import sparse_solver_threads
 from semisup.solvers.design import Design
 
 logger = get_logger(__name__)
+
+
+def check_positive_fraction(value, name: str = "positive_fraction") -> None:
+    """Validate ``None``, one fraction in (0, 1), or a 1-D array of them (one per class)."""
+    if value is None:
+        return
+    if np.ndim(value) == 0:
+        check_fraction(value, name)
+        return
+    try:
+        r = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        r = None
+    if r is None or r.ndim != 1 or not np.all((r > 0) & (r < 1)):
+        raise ValueError(f"{name} must be a number in (0, 1), one such number per class, or "
+                         f"None; got {value!r}")
+
+
+def class_fractions(value, classes: np.ndarray) -> np.ndarray | None:
+    """Positive fraction of each one-vs-rest problem from a per-class ``positive_fraction``.
+
+    ``None`` when ``value`` is ``None`` or one number (the caller's own rule applies);
+    otherwise the entries in the order of the binary problems: ``value[1]`` alone for two
+    classes (``classes[1]`` is the positive class), all of them for more.
+    """
+    if value is None or np.ndim(value) == 0:
+        return None
+    r = np.asarray(value, dtype=np.float64)
+    if r.shape != (classes.size,):
+        raise ValueError(f"positive_fraction has {r.size} entries but there are "
+                         f"{classes.size} classes: give one fraction per class, in the order "
+                         "of classes_ (sorted labels)")
+    return r[1:] if r.size == 2 else r
 
 
 class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityMixin,
@@ -124,18 +158,21 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityM
         design = Design(data.X, self.fit_intercept, self.intercept_scaling)
         n_classes = data.classes.size
         positives = [1] if n_classes == 2 else list(range(n_classes))
+        # a per-class positive_fraction (one-vs-rest balance) replaces the labeled prior
+        fractions = class_fractions(getattr(self, "positive_fraction", None), data.classes)
         context = self._prepare(design, data)
         seeds = self._seeds(design, data, len(positives))
         results = []
         name = type(self).__name__
         with sparse_solver_threads(design.sparse), \
                 progress(len(positives), f"{name} one-vs-rest", self.verbose, "class") as bar:
-            for k, seed in zip(positives, seeds, strict=True):
+            for i, (k, seed) in enumerate(zip(positives, seeds, strict=True)):
                 if n_classes > 2:
                     logger.info("%s: class %r vs rest", name, data.classes[k])
                 y_pm = data.binary_targets(k)
                 prior = float(np.average(y_pm > 0, weights=None if sample_weight is None
-                                         else sample_weight[data.labeled]))
+                                         else sample_weight[data.labeled])) \
+                    if fractions is None else float(fractions[i])
                 results.append(self._fit_binary(design, data, y_pm, prior, sample_weight,
                                                 context=context, seed=seed))
                 bar.update()

@@ -6,8 +6,8 @@ from abc import abstractmethod
 
 import numpy as np
 
-from semisup._validation import check_fraction, check_int, check_positive
-from semisup.linear._base import LinearSemiSupervisedClassifier
+from semisup._validation import check_int, check_positive
+from semisup.linear._base import LinearSemiSupervisedClassifier, check_positive_fraction
 from semisup.regularizers import GraphRidge
 
 
@@ -28,8 +28,7 @@ class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
         check_positive(self.lam, "lam")
         check_positive(self.lam_u, "lam_u", allow_zero=True)
         check_positive(self.gamma_I, "gamma_I", allow_zero=True)
-        if self.positive_fraction is not None:
-            check_fraction(self.positive_fraction, "positive_fraction")
+        check_positive_fraction(self.positive_fraction)
         # the subclasses' schedule parameters, through the same shared checks (a negative
         # start or a NaN tolerance would otherwise loop until the iteration limits)
         for name in ("max_outer_iter", "max_inner_iter"):
@@ -40,8 +39,12 @@ class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
                 check_positive(getattr(self, name), name)
 
     def _positive_fraction(self, prior: float) -> float:
-        """``r``: the given fraction, else the class prior among labeled rows (clipped)."""
-        if self.positive_fraction is not None:
+        """``r``: the given fraction, else ``prior`` (clipped).
+
+        ``prior`` is the class prior among the labeled rows, or this problem's entry of a
+        per-class ``positive_fraction`` (see :func:`semisup.linear._base.class_fractions`).
+        """
+        if self.positive_fraction is not None and np.ndim(self.positive_fraction) == 0:
             return float(self.positive_fraction)
         return min(max(prior, 1e-3), 1 - 1e-3)
 

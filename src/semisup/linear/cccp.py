@@ -42,8 +42,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from semisup._logging import get_logger, report_unconverged
-from semisup._validation import check_fraction, check_positive
-from semisup.linear._base import LinearSemiSupervisedClassifier
+from semisup._validation import check_positive
+from semisup.linear._base import LinearSemiSupervisedClassifier, check_positive_fraction
 from semisup.losses import HingeTerms, squared_hinge
 from semisup.regularizers import Ridge
 from semisup.solvers.design import Design
@@ -313,7 +313,7 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
     intercept_scaling = 1.0
 
     def __init__(self, lam: float = 1e-3, lam_u: float = 1.0,
-                 positive_fraction: float | None = None, s: float = 0.0,
+                 positive_fraction: float | np.ndarray | None = None, s: float = 0.0,
                  max_cccp_iter: int = 50, tol: float = 1e-6, max_iter: int = 50,
                  max_cg_iter: int = 10_000, verbose: int = 0):
         self.lam = lam
@@ -329,36 +329,19 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
     def _validate_params(self) -> None:
         check_positive(self.lam, "lam")
         check_positive(self.lam_u, "lam_u", allow_zero=True)
-        if self.positive_fraction is not None and np.ndim(self.positive_fraction) == 0:
-            check_fraction(self.positive_fraction, "positive_fraction")
-        elif self.positive_fraction is not None:
-            r = np.asarray(self.positive_fraction, dtype=np.float64)
-            if r.ndim != 1 or not np.all((r > 0) & (r < 1)):
-                raise ValueError("positive_fraction must be a number in (0, 1), one such number "
-                                 f"per class, or None; got {self.positive_fraction!r}")
+        check_positive_fraction(self.positive_fraction)
         if not isinstance(self.s, (int, float, np.floating)) or not -1.0 < self.s < 1.0:
             raise ValueError(f"s must be a number in (-1, 1) (ramp parameter), got {self.s!r}")
         if not isinstance(self.max_cccp_iter, (int, np.integer)) or self.max_cccp_iter < 1:
             raise ValueError(f"max_cccp_iter must be a positive integer, got "
                              f"{self.max_cccp_iter!r}")
 
-    def _prepare(self, design, data):
-        # per-class fractions, consumed in the order of the one-vs-rest problems
-        if self.positive_fraction is None or np.ndim(self.positive_fraction) == 0:
-            return None
-        r = np.asarray(self.positive_fraction, dtype=np.float64)
-        if r.shape != (data.classes.size,):
-            raise ValueError(f"positive_fraction has {r.size} entries but there are "
-                             f"{data.classes.size} classes: give one fraction per class")
-        return iter(r[1:] if r.size == 2 else r)
-
     def _fit_binary(self, design, data, y_pm, prior, sample_weight, context=None, seed=None):
         if sample_weight is not None:
             raise ValueError("CCCPS3VM does not take sample_weight")
-        if context is not None:
-            r = float(next(context))
-        elif self.positive_fraction is not None:
-            r = self.positive_fraction
+        # prior: the labeled prior, or this problem's entry of a per-class positive_fraction
+        if self.positive_fraction is not None and np.ndim(self.positive_fraction) == 0:
+            r = float(self.positive_fraction)
         else:
             r = min(max(prior, 1e-3), 1 - 1e-3)
         X = data.X

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from semisup._validation import check_positive
 from semisup.linear._s3vm import SemiSupervisedLinearSVM
 
@@ -30,8 +32,11 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVM):
         ``lambda`` (SVMlin ``-W``).
     lam_u : float, default=1.0
         ``lambda'`` (SVMlin ``-U``).
-    positive_fraction : float or None, default=None
-        ``r`` (SVMlin ``-R``); ``None`` takes the positive fraction of the labeled rows.
+    positive_fraction : float, array-like or None, default=None
+        ``r`` (SVMlin ``-R``); ``None`` takes the positive fraction of the labeled rows.  An
+        array gives one fraction per class, in the order of ``classes_``: the ``r`` of each
+        one-vs-rest problem (e.g. class shares estimated from weakly labeled data); with two
+        classes the entry of ``classes_[1]`` is used.
     temperature_init : float or None, default=None
         Starting temperature; ``10 * lam_u`` when ``None``.
     temperature_decay : float, default=1.5
@@ -64,7 +69,8 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVM):
     """
 
     def __init__(self, lam: float = 1e-3, lam_u: float = 1.0,
-                 positive_fraction: float | None = None, temperature_init: float | None = None,
+                 positive_fraction: float | np.ndarray | None = None,
+                 temperature_init: float | None = None,
                  temperature_decay: float = 1.5, max_outer_iter: int = 30,
                  max_inner_iter: int = 100, kl_tol: float = 1e-6, entropy_tol: float = 1e-6,
                  gamma_I: float = 0.0, graph=None, fit_intercept: bool = True,

@@ -34,8 +34,11 @@ class TransductiveSVM(SemiSupervisedLinearSVM):
         ``lambda`` (the paper's experiments use 0.001; SVMlin ``-W``).
     lam_u : float, default=1.0
         ``lambda'``, weight of the unlabeled rows (SVMlin ``-U``).
-    positive_fraction : float or None, default=None
-        ``r`` (SVMlin ``-R``); ``None`` takes the positive fraction of the labeled rows.
+    positive_fraction : float, array-like or None, default=None
+        ``r`` (SVMlin ``-R``); ``None`` takes the positive fraction of the labeled rows.  An
+        array gives one fraction per class, in the order of ``classes_``: the ``r`` of each
+        one-vs-rest problem (e.g. class shares estimated from weakly labeled data); with two
+        classes the entry of ``classes_[1]`` is used.
     max_switches : int or None, default=None
         ``S`` (SVMlin ``-S``); ``1`` recovers Joachims' single switching, ``None`` is
         ``S = max``.
@@ -63,7 +66,8 @@ class TransductiveSVM(SemiSupervisedLinearSVM):
     """
 
     def __init__(self, lam: float = 1e-3, lam_u: float = 1.0,
-                 positive_fraction: float | None = None, max_switches: int | None = None,
+                 positive_fraction: float | np.ndarray | None = None,
+                 max_switches: int | None = None,
                  lam_u_init: float = 1e-5, lam_u_growth: float = 1.5, gamma_I: float = 0.0,
                  graph=None, fit_intercept: bool = True,
                  intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int = 50,

@@ -75,10 +75,13 @@ class ActiveSearchPipeline(BaseEstimator):
     C : float, default=10.0
         Slack cost of the DQG linear programs.
     balance : {"retrieved", "labeled"}, default="retrieved"
-        Class fractions of the ``"cccp"`` learner's balance constraint: the shares of the
-        retrieved documents' query labels (``"retrieved"``), or the labeled prior
-        (``"labeled"``, Collobert et al.'s rule, which with a class-balanced labeled set
-        always asks for equal classes).
+        Class fractions of the learner's balance constraint: the shares of the retrieved
+        documents' query labels (``"retrieved"``), or the labeled prior (``"labeled"``,
+        Collobert et al.'s rule, which with a class-balanced labeled set always asks for
+        equal classes).  Applies to ``"cccp"`` and to an estimator learner with a
+        ``positive_fraction`` parameter left at ``None`` (e.g.
+        :class:`~semisup.linear.TransductiveSVM`; one fraction per class when there are
+        more than two).
     s : float, default=0.0
         Ramp parameter of :class:`~semisup.linear.CCCPS3VM`.
     stop_words : "english", collection of str or None, default="english"
@@ -251,18 +254,23 @@ class ActiveSearchPipeline(BaseEstimator):
         y = np.concatenate([labels.astype(object), np.full(n_r, -1, dtype=object)])
         if np.issubdtype(labels.dtype, np.number):
             y = y.astype(labels.dtype)
+        r = None
+        if self.balance == "retrieved":
+            # class shares of the query labels (classes_ order), kept away from 0/1 (a
+            # class nobody retrieved still gets a few unlabeled points)
+            r = np.clip([np.mean(self.retrieved_labels_ == c) for c in np.unique(labels)],
+                        0.02, 0.98)
         if self.learner == "cccp":
             # thesis scaling lambda||w||^2 + sum_D + gamma sum_U  ->  CCCPS3VM's (1/2l, 1/2u)
-            r = None
-            if self.balance == "retrieved":
-                # class shares of the query labels, kept away from 0/1 (a class nobody
-                # retrieved still gets a few unlabeled points)
-                r = np.clip([np.mean(self.retrieved_labels_ == c) for c in np.unique(labels)],
-                            0.02, 0.98)
             model = CCCPS3VM(lam=self.lam / n_l, lam_u=self.gamma * n_r / n_l,
                              positive_fraction=r, s=self.s)
         else:
             model = clone(self.learner)
+            params = model.get_params(deep=False)
+            if r is not None and "positive_fraction" in params \
+                    and params["positive_fraction"] is None:
+                # two classes: the fraction of classes_[1], which every estimator takes
+                model.set_params(positive_fraction=float(r[1]) if r.size == 2 else r)
         return model.fit(X, y)
 
     def transform(self, documents: Sequence[str]):

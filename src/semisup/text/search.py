@@ -25,7 +25,7 @@ import sqlite3
 import tempfile
 import unicodedata
 import urllib.request
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -192,7 +192,8 @@ class SQLiteIndex:
     @classmethod
     def build(cls, path, documents, ids: Iterable | None = None, *, overwrite: bool = False,
               skip_empty: bool = False, encoding: str = "utf-8", pattern: str = "*",
-              batch_size: int = 5000) -> SQLiteIndex:
+              batch_size: int = 5000,
+              preprocess: Callable[[str], str] | None = None) -> SQLiteIndex:
         """Index ``documents`` into the folder ``path`` and open the result.
 
         The index is written to a temporary folder beside ``path`` and renamed into place
@@ -217,6 +218,11 @@ class SQLiteIndex:
             Glob of the files to index in a folder.
         batch_size : int, default=5000
             Documents inserted per transaction batch.
+        preprocess : callable, optional
+            ``str -> str`` applied to every text before it is indexed and stored (what
+            :meth:`documents` returns), e.g.
+            :func:`semisup.text.corpora.strip_newsgroup_post` for raw Usenet posts.  A
+            document it leaves without a term counts as empty.
 
         Returns
         -------
@@ -236,6 +242,11 @@ class SQLiteIndex:
             stream = _iter_folder(documents, encoding, pattern)
         else:
             stream = _iter_documents(documents, ids)
+        if preprocess is not None:
+            if not callable(preprocess):
+                raise ValueError(f"preprocess must be a callable str -> str, got "
+                                 f"{preprocess!r}")
+            stream = ((i, preprocess(t) if isinstance(t, str) else t) for i, t in stream)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.building-", dir=path.parent))
         try:
