@@ -109,7 +109,10 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseE
         Dictionary size ``p`` (may exceed the number of features; not the number of
         unlabeled rows).
     beta : float, default=1.0
-        Sparsity weight ``beta`` of ``||x - a D||^2 + beta ||a||_1``.
+        Sparsity weight ``beta`` of ``||x - a D||^2 + beta ||a||_1``.  It depends on the
+        scale of ``X``: a row's code is all zero when no atom correlates with it by more
+        than ``beta / 2`` (the thesis's toy value ``beta = 10`` zeroes most codes of MNIST
+        digits in [0, 1] and none of the same digits in 0..255 grey levels).
     C : float, default=1.0
         SVM cost on the codes.
     n_iter : int, default=100
