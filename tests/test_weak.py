@@ -420,6 +420,64 @@ def test_sstl_multiclass_and_extra_unlabeled_rows(rng):
     assert m.score(X[test], y[test]) > 0.5
 
 
+def test_sstl_refit_trains_the_svm_on_the_codes_prediction_sees(rng):
+    """The returned SVM is the II(a) solution on the plain-lasso codes of the labeled rows,
+    i.e. on the same coding as every test row (not on the margin-bent codes of I(b))."""
+    from sklearn.svm import SVC
+
+    from semisup.weak import SupervisedSelfTaught
+
+    X, y, Xt, yt = _weak_digits(rng)
+    kw = dict(n_components=12, beta=0.5, C=2.0, supervised_weight=5.0, max_iter=3,
+              n_iter=20, random_state=0)
+    m = SupervisedSelfTaught(**kw).fit(X, y)
+    X_l, Y = X[y != -1], np.where(y[y != -1] == 7, 1.0, -1.0)
+    plain = m.transform(X_l)
+    np.testing.assert_allclose(m.codes_[:4], plain)
+    ref = SVC(kernel="linear", C=2.0, tol=1e-6).fit(plain, Y)
+    np.testing.assert_allclose(m.decision_function(X_l), ref.decision_function(plain),
+                               rtol=1e-6, atol=1e-8)
+    # the alternation itself is untouched by the refit
+    raw = SupervisedSelfTaught(refit=False, **kw).fit(X, y)
+    np.testing.assert_allclose(raw.fit_results_["objective"], m.fit_results_["objective"])
+    np.testing.assert_allclose(raw.components_, m.components_)
+    assert raw.fit_results_["refit_objective"] is None
+    assert raw.objective_ == raw.fit_results_["objective"][-1]
+    assert m.objective_ == m.fit_results_["refit_objective"]
+    # step I(b) did bend the labeled codes: the bug the refit removes is real here
+    assert not np.allclose(raw.codes_[:4], plain)
+
+
+def test_sstl_labeled_weight_reweights_the_reconstruction(rng):
+    from semisup.weak import SupervisedSelfTaught
+
+    X, y, _, _ = _weak_digits(rng)
+    kw = dict(n_components=12, beta=0.5, supervised_weight=5.0, max_iter=4, n_iter=20,
+              random_state=0, refit=False)
+    bal = SupervisedSelfTaught(labeled_weight="balanced", **kw).fit(X, y)
+    assert bal.labeled_weight_ == pytest.approx(120 / 4)
+    trace = np.asarray(bal.fit_results_["objective"])
+    assert np.all(np.diff(trace) <= 1e-9 * np.abs(trace[1:]))
+    # F by hand, labeled rows weighted m / l
+    Y = np.where(y[y != -1] == 7, 1.0, -1.0)
+    Xall = np.r_[X[y != -1], X[y == -1]]
+    codes, D = bal.codes_, bal.components_
+    rows = np.sum((Xall - codes @ D) ** 2, axis=1) + 0.5 * np.abs(codes).sum(axis=1)
+    F = 30.0 * rows[:4].sum() + rows[4:].sum() + 5.0 * (
+        0.5 * float(np.sum(bal.coef_ ** 2)) + np.maximum(
+            0, 1 - Y * (codes[:4] @ bal.coef_[0] + bal.intercept_[0])).sum())
+    assert bal.objective_ == pytest.approx(F, rel=1e-9)
+    # the weight does what it is for: the dictionary fits the labeled rows better
+    one = SupervisedSelfTaught(labeled_weight=1.0, **kw).fit(X, y)
+    assert one.labeled_weight_ == 1.0
+
+    def labeled_error(m):
+        a = m.transform(X[y != -1])
+        return np.sum((X[y != -1] - a @ m.components_) ** 2)
+
+    assert labeled_error(bal) < labeled_error(one)
+
+
 def test_selftaught_bad_input(rng):
     from semisup.weak import SelfTaughtClassifier, SupervisedSelfTaught
 
@@ -432,6 +490,12 @@ def test_selftaught_bad_input(rng):
         SupervisedSelfTaught(beta=0).fit(X, y)
     with pytest.raises(ValueError, match="supervised_weight"):
         SupervisedSelfTaught(supervised_weight=-1).fit(X, y)
+    with pytest.raises(ValueError, match="labeled_weight"):
+        SupervisedSelfTaught(n_components=5, labeled_weight="equal").fit(X, y)
+    with pytest.raises(ValueError, match="labeled_weight"):
+        SupervisedSelfTaught(n_components=5, labeled_weight=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="refit"):
+        SupervisedSelfTaught(n_components=5, refit="yes").fit(X, y)
 
 
 # ---------------------------------------------------------------------------------------

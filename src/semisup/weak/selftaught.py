@@ -28,7 +28,14 @@ from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from semisup._validation import check_int, check_positive, check_semi_supervised, check_X
+from semisup._validation import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_positive,
+    check_semi_supervised,
+    check_X,
+)
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.weak._cvx import check_solver, import_cvxpy, solve
 
@@ -102,7 +109,10 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseE
         Dictionary size ``p`` (may exceed the number of features; not the number of
         unlabeled rows).
     beta : float, default=1.0
-        Sparsity weight ``beta`` of ``||x - a D||^2 + beta ||a||_1``.
+        Sparsity weight ``beta`` of ``||x - a D||^2 + beta ||a||_1``.  It depends on the
+        scale of ``X``: a row's code is all zero when no atom correlates with it by more
+        than ``beta / 2`` (the thesis's toy value ``beta = 10`` zeroes most codes of MNIST
+        digits in [0, 1] and none of the same digits in 0..255 grey levels).
     C : float, default=1.0
         SVM cost on the codes.
     n_iter : int, default=100
@@ -217,16 +227,19 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
     Minimises over the dictionary ``D``, the codes ``a_i`` of every row and the SVMs
     ``(w_o, c_o)``
 
-    ``F = sum_i ||x_i - a_i D||^2 + beta ||a_i||_1
+    ``F = sum_i omega_i (||x_i - a_i D||^2 + beta ||a_i||_1)
     + supervised_weight * sum_o [(1/2)||w_o||^2 + C sum_labeled H(y_o^i (w_o . a_i + c_o))]``
 
     i.e. the thesis's model (6.1) with ``gamma = supervised_weight / 2`` and
     ``lam = supervised_weight * C`` (the slacks at their optimum are the hinge losses).
     ``H`` is the hinge, ``y_o^i = +1`` when row ``i`` has class ``o`` and ``-1`` otherwise
-    (one classifier for two classes).  Algorithm 3, one iteration ``t``:
+    (one classifier for two classes).  ``omega_i = 1`` on unlabeled rows and
+    ``labeled_weight`` on labeled rows (``1`` is the thesis's model).  Algorithm 3, one
+    iteration ``t``:
 
     * II(a) the SVMs on the labeled codes (``SVC(kernel="linear", C=C)``);
-    * II(b) the dictionary (:func:`update_dictionary`, exact block steps over atoms);
+    * II(b) the dictionary (:func:`update_dictionary` on the rows scaled by
+      ``sqrt(omega_i)``, exact block steps over atoms);
     * I(a) the unlabeled codes (lasso, :func:`encode`, warm-started);
     * I(b) the labeled codes with the classifier's hinge terms (one cvxpy problem, the
       slacks free: the digest's equivalent block step, which lowers ``F`` at least as much
@@ -239,7 +252,20 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
     * initialisation ``a_(0)``: STL -- ``MiniBatchDictionaryLearning`` on the unlabeled
       rows, then the lasso codes of every row;
     * ``Delta``: stop when ``|F_t - F_{t-1}| <= tol * |F_{t-1}|`` (``tol = 1e-4``);
-    * ``T_MAX``: ``max_iter = 20``.
+    * ``T_MAX``: ``max_iter = 20``;
+    * the output classifier (``refit=True``): step I(b) bends the labeled codes toward the
+      margin, but a new row is coded by the plain lasso (thesis: "code a test point z to
+      a_z"), so an SVM trained on the bent codes meets codes of another distribution at
+      prediction time.  After the last iteration the labeled rows are therefore coded by
+      the plain lasso in the final dictionary and step II(a) is solved once more on those
+      codes -- exactly what prediction sees.  ``refit=False`` keeps Algorithm 3's last
+      ``(w_t, c_t)``.
+
+    One further deviation is opt-in: with ``labeled_weight="balanced"`` each labeled
+    row weighs ``m / l`` in the reconstruction (labeled and unlabeled rows weigh the same
+    in all), because with weight 1 the few labeled rows barely move a dictionary fitted to
+    ``m >> l`` unlabeled reconstructions, and the supervised term acts on the dictionary
+    only through them.
 
     ``supervised_weight = 0`` removes the supervised term: the estimator is then STL
     (same dictionary, codes and SVM as :class:`SelfTaughtClassifier` with the same
@@ -257,34 +283,49 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
         ``Delta``, relative.
     solver : str or None, default=None
         cvxpy solver of step I(b).
+    refit : bool, default=True
+        Refit the SVMs on the plain-lasso codes of the labeled rows after the last
+        iteration (see above); ``False``: Algorithm 3's last classifier.
+    labeled_weight : float or "balanced", default=1.0
+        Weight ``omega`` of each labeled row's reconstruction and sparsity term;
+        ``"balanced"``: ``m / l`` (``m`` unlabeled, ``l`` labeled rows).
 
     Attributes
     ----------
     components_ : ndarray of shape (n_components, n_features)
     codes_ : ndarray of shape (n_rows, n_components)
-        Codes of the labeled rows (first) and unlabeled rows.
+        Codes of the labeled rows (first) and unlabeled rows; with ``refit`` the labeled
+        rows' plain-lasso codes that the returned SVMs were trained on.
     coef_ : ndarray of shape (n_classifiers, n_components)
     intercept_ : ndarray of shape (n_classifiers,)
     classes_ : ndarray
+    labeled_weight_ : float
+        ``omega`` used.
     objective_ : float
+        ``F`` at the returned dictionary, ``codes_``, ``coef_`` and ``intercept_``.
     n_iter_ : int
         Iterations of Algorithm 3 run.
     fit_results_ : dict
-        ``"objective"``: ``F`` after the initialisation and after every step;
-        ``"step"``: the step's name.
+        ``"objective"``: ``F`` after the initialisation and after every step of the
+        alternation; ``"step"``: the step's name; ``"refit_objective"``: ``F`` after the
+        refit (``None`` without it; it may exceed the last alternation value, since
+        it swaps the labeled codes for the plain-lasso ones).
     n_features_in_ : int
     """
 
     def __init__(self, n_components: int = 50, beta: float = 1.0, C: float = 1.0,
                  supervised_weight: float = 1.0, max_iter: int = 20, tol: float = 1e-4,
                  n_iter: int = 100, batch_size: int = 256, random_state=None,
-                 solver: str | None = None):
+                 solver: str | None = None, refit: bool = True,
+                 labeled_weight: float | str = 1.0):
         super().__init__(n_components=n_components, beta=beta, C=C, n_iter=n_iter,
                          batch_size=batch_size, random_state=random_state)
         self.supervised_weight = supervised_weight
         self.max_iter = max_iter
         self.tol = tol
         self.solver = solver
+        self.refit = refit
+        self.labeled_weight = labeled_weight
 
     # -- objective pieces ----------------------------------------------------------------
 
@@ -301,11 +342,18 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
 
     def _objective(self, X, codes, D, Y, W, c) -> float:
         l = Y.shape[0]
-        value = float(self._recon_rows(X, codes, D).sum())
+        recon = self._recon_rows(X, codes, D)
+        value = self.labeled_weight_ * float(recon[:l].sum()) + float(recon[l:].sum())
         if self.supervised_weight:
             value += self.supervised_weight * (0.5 * float(np.sum(W * W)) + self.C * float(
                 self._hinge_rows(codes[:l], Y, W, c).sum()))
         return value
+
+    def _check_labeled_weight(self, l: int, m: int) -> float:
+        if isinstance(self.labeled_weight, str):
+            check_choice(self.labeled_weight, "labeled_weight", ("balanced",))
+            return m / l
+        return check_positive(self.labeled_weight, "labeled_weight")
 
     # -- steps ---------------------------------------------------------------------------
 
@@ -325,13 +373,21 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
                 W[o], c[o] = w_new, c_new
         return W, c
 
+    def _dictionary_step(self, X_all, codes, D, l):
+        """II(b) with row weights: block descent on the rows scaled by ``sqrt(omega_i)``."""
+        if self.labeled_weight_ == 1.0:
+            return update_dictionary(X_all, codes, D)
+        s = np.ones(X_all.shape[0])
+        s[:l] = np.sqrt(self.labeled_weight_)
+        return update_dictionary(X_all * s[:, None], codes * s[:, None], D)
+
     def _labeled_codes_step(self, X_l, codes_l, D, Y, W, c):
-        """I(b): ``min_a ||x - a D||^2 + beta ||a||_1 + sw C sum_o H(y_o (w_o . a + c_o))``."""
+        """I(b): ``min_a omega (||x - aD||^2 + beta ||a||_1) + sw C sum_o H(y_o (w_o.a + c_o))``."""
         cp = import_cvxpy()
         A = cp.Variable(codes_l.shape)
         margins = cp.multiply(Y, A @ W.T + np.ones((Y.shape[0], 1)) @ c[None, :])
         obj = cp.sum_squares(X_l - A @ D) + self.beta * cp.sum(cp.abs(A)) + \
-            self.supervised_weight * self.C * cp.sum(cp.pos(1 - margins))
+            (self.supervised_weight * self.C / self.labeled_weight_) * cp.sum(cp.pos(1 - margins))
         problem = cp.Problem(cp.Minimize(obj))
         solve(cp, problem, self.solver)
         return np.asarray(A.value)
@@ -341,15 +397,16 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
         f_old = self._recon_rows(X, old, D)
         f_new = self._recon_rows(X, new, D)
         if Y is not None and self.supervised_weight:
-            f_old = f_old + self.supervised_weight * self.C * self._hinge_rows(old, Y, W, c)
-            f_new = f_new + self.supervised_weight * self.C * self._hinge_rows(new, Y, W, c)
+            scale = self.supervised_weight * self.C / self.labeled_weight_
+            f_old = f_old + scale * self._hinge_rows(old, Y, W, c)
+            f_new = f_new + scale * self._hinge_rows(new, Y, W, c)
         better = f_new <= f_old
         out = old.copy()
         out[better] = new[better]
         return out
 
     def fit(self, X, y, X_unlabeled=None):
-        """Run Algorithm 3 (after the STL initialisation).
+        """Run Algorithm 3 (after the STL initialisation), then the refit.
 
         Parameters
         ----------
@@ -364,20 +421,19 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
         self
         """
         check_positive(self.supervised_weight, "supervised_weight", allow_zero=True)
-        check_positive(self.tol, "tol")
-        if not isinstance(self.max_iter, (int, np.integer)) or self.max_iter < 0:
-            raise ValueError(f"max_iter must be a non-negative integer, got {self.max_iter!r}")
-        check_positive(self.supervised_weight, "supervised_weight", allow_zero=True)
-        check_int(self.max_iter, "max_iter")
+        check_int(self.max_iter, "max_iter", low=0)
         check_positive(self.tol, "tol")
         check_solver(self.solver, "solver")
+        check_bool(self.refit, "refit")
         if not self.supervised_weight:
             super().fit(X, y, X_unlabeled)  # STL: the supervised term is absent
+            self.labeled_weight_ = 1.0
             self.n_iter_ = 0
-            self.fit_results_ = {"objective": [], "step": []}
+            self.fit_results_ = {"objective": [], "step": [], "refit_objective": None}
             return self
         data, X_l, X_u = self._split(X, y, X_unlabeled)
         l = X_l.shape[0]
+        self.labeled_weight_ = self._check_labeled_weight(l, X_u.shape[0])
         X_all = np.vstack([X_l, X_u])
         Y = self._targets(data.y_index, data.classes.size)
         D = self._learn_dictionary(X_u)
@@ -398,7 +454,7 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
             t += 1
             W, c = self._svm_step(codes[:l], Y, W, c)
             record("II(a) svm")
-            D_new = update_dictionary(X_all, codes, D)
+            D_new = self._dictionary_step(X_all, codes, D, l)
             if self._objective(X_all, codes, D_new, Y, W, c) <= trace[-1]:
                 D = D_new
             record("II(b) dictionary")
@@ -411,15 +467,22 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
             if abs(f_prev - trace[-1]) <= self.tol * abs(f_prev):
                 break
             f_prev = trace[-1]
+        refit_value = None
+        if self.refit:
+            # what prediction sees: the plain lasso codes of the labeled rows
+            codes[:l] = encode(X_l, D, self.beta)
+            W, c = self._svm_step(codes[:l], Y, np.zeros_like(W), np.zeros_like(c))
+            refit_value = self._objective(X_all, codes, D, Y, W, c)
         self.components_ = D
         self.codes_ = codes
         self.coef_ = W
         self.intercept_ = c
         self.classes_ = data.classes
         self.n_features_in_ = data.X.shape[1]
-        self.objective_ = trace[-1]
+        self.objective_ = trace[-1] if refit_value is None else refit_value
         self.n_iter_ = t
-        self.fit_results_ = {"objective": trace, "step": steps}
+        self.fit_results_ = {"objective": trace, "step": steps,
+                             "refit_objective": refit_value}
         return self
 
     def decision_function(self, X) -> np.ndarray:
