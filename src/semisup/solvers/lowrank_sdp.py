@@ -33,10 +33,14 @@ formed for linear kernels on sparse text.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg.blas import daxpy as _axpy
+from scipy.linalg.blas import ddot as _dot
+from scipy.linalg.blas import dger as _ger
 from scipy.linalg.blas import dtrmm as _trmm
 from scipy.sparse.linalg import LinearOperator, eigsh
 
@@ -73,6 +77,8 @@ class FeatureFactor:
             self.dense = np.asarray(dense, dtype=np.float64)
         self.X = X
         if X is not None:
+            # an explicit CSR transpose: F^T G gathers rows instead of scattering (faster)
+            self._XT = X.T.tocsr() if sp.issparse(X) else np.ascontiguousarray(X.T)
             self.mean = np.zeros(X.shape[1]) if mean is None else np.asarray(mean, float)
             self.sqrt_ridge = float(np.sqrt(ridge))
         src = self.dense if self.dense is not None else X
@@ -87,9 +93,10 @@ class FeatureFactor:
         if self.dense is not None:
             return self.dense @ M
         Mx = M[:self.d]
-        out = np.asarray(self.X @ Mx) - (self.mean @ Mx)[None, :]
+        out = np.asarray(self.X @ Mx)
+        out -= (self.mean @ Mx)[None, :]
         if self.p > self.d:
-            out = out + self.sqrt_ridge * M[self.d:]
+            out += self.sqrt_ridge * M[self.d:]
         return out
 
     def rmatvec(self, G: np.ndarray) -> np.ndarray:
@@ -98,10 +105,14 @@ class FeatureFactor:
             return _trmm(1.0, self.dense, np.asarray(G, dtype=np.float64), lower=1, trans_a=1)
         if self.dense is not None:
             return self.dense.T @ G
-        top = np.asarray(self.X.T @ G) - np.outer(self.mean, G.sum(axis=0))
+        out = np.empty((self.p, G.shape[1]))
+        top = out[:self.d]
+        top[...] = self._XT @ G
+        # top -= mean colsum^T in place (rank-one BLAS update of the Fortran view top.T)
+        _ger(-1.0, G.sum(axis=0), self.mean, a=top.T, overwrite_a=True)
         if self.p > self.d:
-            return np.vstack([top, self.sqrt_ridge * G])
-        return top
+            np.multiply(G, self.sqrt_ridge, out=out[self.d:])
+        return out
 
 
 def top_spectrum(F: FeatureFactor, k: int, rng: np.random.RandomState, n_power: int = 3):
@@ -194,7 +205,10 @@ def lbfgs(fun, x0: np.ndarray, *, max_iter: int = 1000, memory: int = 10, gtol: 
     """Minimise a smooth function by L-BFGS (two-loop recursion, Armijo backtracking).
 
     A plain numpy implementation: its per-iteration cost is a few vector operations, far
-    below scipy's L-BFGS-B for the ``p x (r+1)`` unknowns here.
+    below scipy's L-BFGS-B for the ``p x (r+1)`` unknowns here.  The correction pairs live
+    in two preallocated ``memory x P`` arrays and the recursion updates in place (BLAS
+    ``axpy``/``dot``): with ``P`` in the hundreds of thousands (sparse text) the vector
+    passes, not the function, dominated the iteration.
 
     Parameters
     ----------
@@ -216,35 +230,44 @@ def lbfgs(fun, x0: np.ndarray, *, max_iter: int = 1000, memory: int = 10, gtol: 
     x : ndarray
     n_iter : int
     """
-    x = x0.copy()
+    x = np.array(x0, dtype=np.float64, copy=True).ravel()
     f, g = fun(x)
-    S, Y, rho = [], [], []
+    size = x.size
+    S = np.empty((memory, size))
+    Y = np.empty((memory, size))
+    rho = np.empty(memory)
+    stored, head = 0, 0                       # pairs held; slot of the next pair
+    alphas = np.empty(memory)
+    s_vec, y_vec = np.empty(size), np.empty(size)
     it = 0
     while it < max_iter:
         it += 1
         if np.abs(g).max() <= gtol * max(1.0, abs(f)):
             break
         q = g.copy()
-        alphas = []
-        for s_i, y_i, r_i in zip(reversed(S), reversed(Y), reversed(rho), strict=True):
-            a_i = r_i * (s_i @ q)
-            alphas.append(a_i)
-            q -= a_i * y_i
+        order = [(head - 1 - j) % memory for j in range(stored)]      # newest first
+        for j, i in enumerate(order):
+            alphas[j] = rho[i] * _dot(S[i], q)
+            q = _axpy(Y[i], q, a=-alphas[j])
         if precond is not None:
             q = precond(q)
-            if S:
-                q *= (S[-1] @ Y[-1]) / (Y[-1] @ precond(Y[-1]))
-        elif S:
-            q *= (S[-1] @ Y[-1]) / (Y[-1] @ Y[-1])
+            if stored:
+                i = order[0]
+                q *= (1.0 / rho[i]) / _dot(Y[i], precond(Y[i]))
+        elif stored:
+            i = order[0]
+            q *= (1.0 / rho[i]) / _dot(Y[i], Y[i])
         else:
             q *= 1.0 / max(np.linalg.norm(g), 1e-12)
-        for (s_i, y_i, r_i), a_i in zip(zip(S, Y, rho, strict=True), reversed(alphas), strict=True):
-            q += (a_i - r_i * (y_i @ q)) * s_i
-        d = -q
-        slope = g @ d
+        for j in range(stored - 1, -1, -1):                            # oldest first
+            i = order[j]
+            q = _axpy(S[i], q, a=alphas[j] - rho[i] * _dot(Y[i], q))
+        d = q
+        d *= -1.0
+        slope = _dot(g, d)
         if slope >= 0:
-            d, slope = -g, -(g @ g)
-            S, Y, rho = [], [], []
+            d, slope = -g, -_dot(g, g)
+            stored = 0
         step = 1.0
         for _ in range(40):
             x_new = x + step * d
@@ -254,14 +277,15 @@ def lbfgs(fun, x0: np.ndarray, *, max_iter: int = 1000, memory: int = 10, gtol: 
             step *= 0.5
         else:
             break
-        s_vec, y_vec = x_new - x, g_new - g
-        sy = s_vec @ y_vec
-        if sy > 1e-12 * np.sqrt((s_vec @ s_vec) * (y_vec @ y_vec)):
-            S.append(s_vec)
-            Y.append(y_vec)
-            rho.append(1.0 / sy)
-            if len(S) > memory:
-                S.pop(0), Y.pop(0), rho.pop(0)
+        np.subtract(x_new, x, out=s_vec)
+        np.subtract(g_new, g, out=y_vec)
+        sy = _dot(s_vec, y_vec)
+        if sy > 1e-12 * np.sqrt(_dot(s_vec, s_vec) * _dot(y_vec, y_vec)):
+            S[head] = s_vec
+            Y[head] = y_vec
+            rho[head] = 1.0 / sy
+            head = (head + 1) % memory
+            stored = min(stored + 1, memory)
         decrease = f - f_new
         x, f, g = x_new, f_new, g_new
         if decrease <= ftol * max(1.0, abs(f)):
@@ -285,7 +309,7 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
                   eps: float, *, rank: int = 2, max_rank: int = 20, sigma: float = 10.0,
                   tol: float = 1e-6, max_outer: int = 60, max_inner: int = 2000,
                   offset: float = 0.0, precondition: int = 0, inexact: float = 1e-3,
-                  random_state=None) -> LowRankResult:
+                  init=None, escape_block: int = 1, random_state=None) -> LowRankResult:
     """Solve the relaxation by a Burer-Monteiro factorisation and an augmented Lagrangian.
 
     Parameters
@@ -325,6 +349,13 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         Inner L-BFGS tolerance ``inexact * (last multiplier change)`` (clipped to
         ``[1e-9, 1e-3]``; 0: always ``1e-9``).  Early rounds, whose multipliers are far
         from optimal, are then solved loosely (about half the evaluations on Digit1).
+    escape_block : int
+        Most columns added by one rank escape: the eigenvectors of the dual slack with a
+        violated eigenvalue among its ``escape_block`` smallest (block Lanczos).  One
+        column per round needed one augmented Lagrangian round per missing rank.
+    init : dict or None
+        Warm start: ``'M'`` (``p x k`` factor ``[u, R]``; padded with small random
+        columns up to ``rank + 1``), and optionally ``'gamma'`` (n) and ``'mu'``.
     random_state : int, RandomState or None
         Initial ``R``.
 
@@ -365,7 +396,7 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         M = x.reshape(p, k)
         Z = F.matvec(M)
         z = Z[:, 0]
-        val = float(np.sum(M * M))
+        val = _dot(x, x)
         dZ = np.zeros_like(Z)
         hl, sl = _huber(1.0 - y_l * (z[lab] + b0), gamma[lab], C_l, sigma)
         m_u = np.einsum("ij,ij->i", Z[unl], Z[unl]) + 2 * b0 * z[unl] + b0 * b0
@@ -379,8 +410,8 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         excess = v - np.clip(v, -eps, eps)
         val += 0.5 * sigma * excess * excess - mu * mu / (2 * sigma)
         dZ[:, 0] += sigma * excess * c
-        grad = 2.0 * M + F.rmatvec(dZ)
-        return val, grad.ravel()
+        grad = F.rmatvec(dZ).ravel()
+        return val, _axpy(x, grad, a=2.0)
 
     def primal(M):
         Z = F.matvec(M)
@@ -424,6 +455,15 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
                      - eps * abs(mu) - 0.5 * h @ M[:, 0])
         return min_eig, vec, dual
 
+    def escape_directions(gamma, b):
+        d = np.zeros(n)
+        d[unl] = gamma[unl]
+        op = LinearOperator((p, p), dtype=np.float64,
+                            matvec=lambda v: F.rmatvec(d[:, None] * F.matvec(
+                                np.asarray(v).reshape(p, 1)))[:, 0])
+        vals, vecs = eigsh(op, k=b, which="LA", tol=1e-3, maxiter=5000, v0=v_prev)
+        return vals, vecs
+
     if precondition > 0:
         V, lam = top_spectrum(F, precondition, rng)
         FV2 = F.matvec(V) ** 2            # (F V)_ij^2 = lam_j U_ij^2
@@ -454,6 +494,14 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         return apply
 
     M = np.column_stack([u, R])
+    if init is not None:
+        M0 = np.asarray(init["M"], dtype=np.float64).reshape(p, -1)
+        if M0.shape[1] < M.shape[1]:
+            M0 = np.column_stack([M0, R[:, :M.shape[1] - M0.shape[1]]])
+        M = M0
+        if init.get("gamma") is not None:
+            gamma = np.clip(np.asarray(init["gamma"], dtype=np.float64), 0.0, C)
+        mu = float(init.get("mu", 0.0))
     last_change = 1.0
     converged = False
     min_eig, dual = -np.inf, -np.inf
@@ -465,6 +513,7 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
 
         pre = make_precond(M, gamma, k) if V is not None else None
         gtol = 1e-9 if inexact <= 0 else min(1e-3, max(1e-9, inexact * last_change))
+        t_round, evals_before = time.process_time(), n_evals
         x, nit = lbfgs(inner, M.ravel(), max_iter=max_inner, gtol=gtol, ftol=0.0, precond=pre)
         M = x.reshape(p, k)
         Z = F.matvec(M)
@@ -481,16 +530,25 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         last_change = change
         obj, _ = primal(M)
         loose = change > 1e-2
+        t_cert = time.process_time()
         min_eig, vec, dual = certificate(gamma, mu, M, loose=loose)
         gap = (obj - dual) / max(1.0, abs(obj))
         history.append(dict(outer=outer, rank=k - 1, objective=obj, dual=dual, min_eig=min_eig,
-                            change=change, inner_iter=nit))
+                            change=change, inner_iter=nit, evals=n_evals - evals_before,
+                            cpu_inner=t_cert - t_round, cpu_cert=time.process_time() - t_cert))
         logger.debug("outer %d: rank %d obj %.8g dual %.8g min_eig %.2e change %.2e", outer,
                      k - 1, obj, dual, min_eig, change)
-        if min_eig < -(1e-2 if loose else max(tol, 1e-6)) and k - 1 < max_rank:
-            # rank escape along the violated eigenvector of the dual slack
-            col = vec / np.linalg.norm(vec) * 1e-2
-            M = np.column_stack([M, col])
+        thr = 1e-2 if loose else max(tol, 1e-6)
+        if min_eig < -thr and k - 1 < max_rank:
+            # rank escape along the violated eigenvectors of the dual slack
+            room = max_rank - (k - 1)
+            cols = vec[:, None]
+            if escape_block > 1 and room > 1 and p > escape_block + 2:
+                vals, vecs = escape_directions(gamma, min(escape_block, room))
+                keep = 1.0 - vals < -thr
+                if keep.any():
+                    cols = vecs[:, keep]
+            M = np.column_stack([M, cols / np.linalg.norm(cols, axis=0) * 1e-2])
             continue
         if abs(gap) < tol and change < 10 * tol and min_eig > -tol:
             converged = True

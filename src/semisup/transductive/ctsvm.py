@@ -421,7 +421,8 @@ class ConvexTSVM(KernelTransductiveBase):
         else:
             sq = np.einsum("ij,ij->i", X, X)
         diag_mean = max(float(sq.mean() - mean @ mean), 1e-12)
-        F = FeatureFactor(X=X, mean=mean, ridge=self.ridge * diag_mean)
+        ridge = self.ridge * diag_mean
+        F = FeatureFactor(X=X, mean=mean, ridge=ridge)
         res = ctsvm_lowrank(F, y_l, labeled, C, eps, rank=self.rank, max_rank=self.max_rank,
                             tol=self.tol, max_outer=min(self.max_iter, 200),
                             offset=self.offset_, random_state=self.random_state)
