@@ -89,11 +89,12 @@ def cg_targets(y: np.ndarray) -> np.ndarray:
 
 
 def peak_rss_mib(client=None) -> tuple[float, float]:
-    """Peak RSS (MiB) of this process and the largest of the workers' (``ru_maxrss``)."""
-    import resource
+    """Peak RSS (MiB) of this process and the largest of the workers' (``VmHWM``; not
+    ``ru_maxrss``, which a spawned worker inherits from its parent)."""
 
     def peak():
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        with open("/proc/self/status") as fh:
+            return next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM:")) / 1024
 
     workers = max(client.run(peak).values()) if client is not None else float("nan")
     return peak(), workers
@@ -254,16 +255,12 @@ def pvm_compare(client, X, y_semi, m: int, ref=None):
     return ref, t, cpu, sent, received, calls, diff, differ
 
 
-def _timed_fits(client, make, X, y, reference: str):
-    """``make()`` fitted in this process (preconditioner ``reference``) and on the workers:
-    the two estimators, wall and CPU seconds of each (CPU: client + workers), and the
-    design's payload counters."""
+def _timed_fits(client, make, X, y, references):
+    """``make()`` fitted on the workers, and in this process with each preconditioner of
+    ``references``: ``(distributed fit, its wall and CPU seconds (client + workers), payload
+    counters)`` and ``{reference: (fit, wall, CPU seconds)}``."""
     from semisup.distributed import DistributedDesign
 
-    with reference_preconditioner(reference):
-        t0, c0 = time.perf_counter(), time.process_time()
-        ref = make().fit(X, y)
-        t_single, c_single = time.perf_counter() - t0, time.process_time() - c0
     dd = DistributedDesign.from_arrays(client, X, y)
     dd.reset_counters()
     w0, c0, t0 = _worker_cpu(client), time.process_time(), time.perf_counter()
@@ -273,33 +270,51 @@ def _timed_fits(client, make, X, y, reference: str):
     traffic = (dd.bytes_sent, dd.bytes_received, dd.n_calls)
     dist.transduction_ = np.asarray(dist.transduction_)  # gathered while the design lives
     dd.close()
-    return ref, dist, (t_single, c_single, t_dist, c_dist), traffic
+    refs = {}
+    for reference in references:
+        with reference_preconditioner(reference):
+            t0, c0 = time.perf_counter(), time.process_time()
+            ref = make().fit(X, y)
+            refs[reference] = (ref, time.perf_counter() - t0, time.process_time() - c0)
+    return (dist, t_dist, c_dist, traffic), refs
 
 
-def fit_compare(client, X, y_semi, lam: float, reference: str):
-    """L2-SVM-MFN on the labeled rows of ``y_semi``."""
+def fit_compare(client, X, y_semi, lam: float, references) -> list:
+    """L2-SVM-MFN on the labeled rows of ``y_semi``: one table row per reference."""
     lab = np.flatnonzero(y_semi >= 0)
     Xl, yl = X[lab], y_semi[lab]
-    ref, dist, times, _ = _timed_fits(client, lambda: L2SVM(lam=lam, solver="mfn"), Xl, yl,
-                                      reference)
-    rel = abs(dist.objective_ - ref.objective_) / ref.objective_
-    same = int(np.count_nonzero(dist.predict(Xl) != ref.predict(Xl)))
-    return [lab.size, reference, times[0], times[2], times[2] / times[0], rel, same,
-            ref.fit_results_[0].n_cg_iter, dist.fit_results_[0].n_cg_iter]
+    (dist, t_dist, _, _), refs = _timed_fits(client, lambda: L2SVM(lam=lam, solver="mfn"),
+                                             Xl, yl, references)
+    out = []
+    for reference, (ref, t_single, _) in refs.items():
+        rel = abs(dist.objective_ - ref.objective_) / ref.objective_
+        same = int(np.count_nonzero(dist.predict(Xl) != ref.predict(Xl)))
+        out.append([lab.size, reference, t_single, t_dist, t_dist / t_single, rel, same,
+                    ref.fit_results_[0].n_cg_iter, dist.fit_results_[0].n_cg_iter])
+    return out
 
 
-def tsvm_compare(client, X, y_semi, lam: float, reference: str):
-    """``TransductiveSVM`` on all rows (multi-switch, ``lam_u=1``)."""
-    ref, dist, times, traffic = _timed_fits(
-        client, lambda: TransductiveSVM(lam=lam, lam_u=1.0), X, y_semi, reference)
-    rel = abs(dist.objective_ - ref.objective_) / abs(ref.objective_)
-    differ = int(np.count_nonzero(dist.transduction_ != ref.transduction_))
-    coef = float(np.abs(dist.coef_ - ref.coef_).max() / np.abs(ref.coef_).max())
-    r, d = ref.fit_results_[0], dist.fit_results_[0]
-    return [X.shape[0], int(np.count_nonzero(y_semi >= 0)), reference, times[0], times[1],
-            times[2], times[3], times[2] / times[0], times[3] / times[1], rel, coef, differ,
-            f"{r.n_iter} / {d.n_iter}", f"{r.n_switches:,} / {d.n_switches:,}",
-            f"{r.n_cg_iter:,} / {d.n_cg_iter:,}", traffic[2], traffic[0], traffic[1]]
+def tsvm_compare(client, X, y_semi, lam: float, references) -> list:
+    """``TransductiveSVM`` on all rows (multi-switch, ``lam_u=1``): one row per reference."""
+    (dist, t_dist, c_dist, traffic), refs = _timed_fits(
+        client, lambda: TransductiveSVM(lam=lam, lam_u=1.0), X, y_semi, references)
+    d = dist.fit_results_[0]
+    out = []
+    for reference, (ref, t_single, c_single) in refs.items():
+        rel = abs(dist.objective_ - ref.objective_) / abs(ref.objective_)
+        differ = int(np.count_nonzero(dist.transduction_ != ref.transduction_))
+        coef = float(np.abs(dist.coef_ - ref.coef_).max() / np.abs(ref.coef_).max())
+        r = ref.fit_results_[0]
+        out.append([X.shape[0], int(np.count_nonzero(y_semi >= 0)), reference, t_single,
+                    c_single, t_dist, c_dist, t_dist / t_single, c_dist / c_single, rel, coef,
+                    differ, f"{r.n_iter} / {d.n_iter}", f"{r.n_switches:,} / {d.n_switches:,}",
+                    f"{r.n_cg_iter:,} / {d.n_cg_iter:,}", traffic[2], traffic[0], traffic[1]])
+    return out
+
+
+def _progress(*row) -> None:
+    """A finished measurement, on stderr as soon as it is known (long runs)."""
+    print(time.strftime("%H:%M:%S"), *(C.fmt(c) for c in row), file=sys.stderr, flush=True)
 
 
 def main() -> None:
@@ -354,6 +369,7 @@ def main() -> None:
                 cpu1 = single_cpu_iteration(X, y_cg, args.iters)
                 rows.append([name, f"{X.shape[0]:,} x {X.shape[1]:,}", f"{X.nnz:,}",
                              "1 process", t1 * 1e3, 1.0, cpu1 * 1e3, 1.0, "-", "-", "-"])
+                _progress(*rows[-1])
             ref = None
             for n_workers in worker_counts:
                 cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1,
@@ -367,6 +383,7 @@ def main() -> None:
                         rows.append([name, "", "", f"{n_workers} worker(s), "
                                      f"{'fused' if fused else 'unfused'}, {path}", t * 1e3,
                                      t / t1, cpu * 1e3, cpu / cpu1, sent, recv, calls])
+                        _progress(*rows[-1])
                     if name == args.sets.split(",")[0]:
                         t, cpu = round_trip(client, X, y_cg, CALL_PATHS[path])
                         trips.append([n_workers, path, t * 1e3, cpu * 1e3])
@@ -378,15 +395,18 @@ def main() -> None:
                                     "-", "-", "-", "-"])
                     pvm.append([name, args.prototypes, f"{n_workers} worker(s)", t, cpu,
                                 t / ref[1], sent, recv, calls, f"{diff:.1e} / {differ}"])
-                if n_workers == fit_workers:
-                    for reference in references:
-                        if "l2svm" in parts:
-                            fits.append([name, *fit_compare(client, X, y_semi, args.lam,
-                                                            reference)])
-                        if "tsvm" in parts:
-                            tsvm.append([name, *tsvm_compare(client, X, y_semi,
-                                                             args.tsvm_lam, reference)])
+                    _progress(*pvm[-1])
+                if n_workers == fit_workers and "l2svm" in parts:
+                    fits += [[name, *r] for r in fit_compare(client, X, y_semi, args.lam,
+                                                             references)]
+                    _progress(*fits[-1])
+                if n_workers == fit_workers and "tsvm" in parts:
+                    tsvm += [[name, *r] for r in tsvm_compare(client, X, y_semi,
+                                                              args.tsvm_lam, references)]
+                    for r in tsvm:
+                        _progress(*r)
                 memory.append([name, n_workers, t_load, *peak_rss_mib(client)])
+                _progress(*memory[-1])
                 client.close()
                 cluster.close()
     sections = []
