@@ -270,12 +270,14 @@ def _timed_fits(client, make, X, y, references):
     traffic = (dd.bytes_sent, dd.bytes_received, dd.n_calls)
     dist.transduction_ = np.asarray(dist.transduction_)  # gathered while the design lives
     dd.close()
+    _progress(type(dist).__name__, "workers", t_dist, c_dist, dist.objective_)
     refs = {}
     for reference in references:
         with reference_preconditioner(reference):
             t0, c0 = time.perf_counter(), time.process_time()
             ref = make().fit(X, y)
             refs[reference] = (ref, time.perf_counter() - t0, time.process_time() - c0)
+        _progress(type(ref).__name__, reference, *refs[reference][1:], ref.objective_)
     return (dist, t_dist, c_dist, traffic), refs
 
 
