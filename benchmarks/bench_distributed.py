@@ -296,10 +296,10 @@ def fit_compare(client, X, y_semi, lam: float, references) -> list:
     return out
 
 
-def tsvm_compare(client, X, y_semi, lam: float, references) -> list:
+def tsvm_compare(client, X, y_semi, lam: float, references, tol: float = 1e-6) -> list:
     """``TransductiveSVM`` on all rows (multi-switch, ``lam_u=1``): one row per reference."""
     (dist, t_dist, c_dist, traffic), refs = _timed_fits(
-        client, lambda: TransductiveSVM(lam=lam, lam_u=1.0), X, y_semi, references)
+        client, lambda: TransductiveSVM(lam=lam, lam_u=1.0, tol=tol), X, y_semi, references)
     d = dist.fit_results_[0]
     out = []
     for reference, (ref, t_single, c_single) in refs.items():
@@ -328,6 +328,7 @@ def main() -> None:
                          "official 10,000-point split 0)")
     ap.add_argument("--lam", type=float, default=1e-2, help="lambda of the L2SVM fit")
     ap.add_argument("--tsvm-lam", type=float, default=1e-3, help="lambda of the TSVM fit")
+    ap.add_argument("--tsvm-tol", type=float, default=1e-6, help="tol of the TSVM fit")
     ap.add_argument("--sets", default="mnist,secstr", help=f"comma-separated, of {SETS}")
     ap.add_argument("--workers", default="1,2,4", help="worker processes to run")
     ap.add_argument("--parts", default="cg,pvm,l2svm",
@@ -403,8 +404,8 @@ def main() -> None:
                                                              references)]
                     _progress(*fits[-1])
                 if n_workers == fit_workers and "tsvm" in parts:
-                    tsvm += [[name, *r] for r in tsvm_compare(client, X, y_semi,
-                                                              args.tsvm_lam, references)]
+                    tsvm += [[name, *r] for r in tsvm_compare(client, X, y_semi, args.tsvm_lam,
+                                                              references, args.tsvm_tol)]
                     for r in tsvm:
                         _progress(*r)
                 memory.append([name, n_workers, t_load, *peak_rss_mib(client)])
@@ -441,7 +442,8 @@ def main() -> None:
             "differ with the preconditioner, the minimiser agrees."]
     if tsvm:
         sections += [
-            f"## End-to-end TransductiveSVM (lam={args.tsvm_lam:g}, lam_u=1, multi-switch) "
+            f"## End-to-end TransductiveSVM (lam={args.tsvm_lam:g}, lam_u=1, multi-switch, "
+            f"tol={args.tsvm_tol:g}) "
             f"on all rows (1 process vs {fit_workers} workers)",
             C.table(["set", "rows", "labeled", "1-process preconditioner", "1 process s (wall)",
                      "1 process CPU s", "workers s (wall)", "workers CPU s (client + workers)",
