@@ -244,7 +244,7 @@ def run_unit(index, items, labels_of, prefix, classes, rep, n, protocols, learne
     acc, wall, cpu = {}, {}, {}
     for proto in protocols:
         base, _, variant = proto.partition("+")
-        if variant not in ("", "opool", "opoolw") and not variant.startswith("sim"):
+        if variant not in ("", "opool", "opoolw", "tbal") and not variant.startswith("sim"):
             raise ValueError(f"unknown protocol {proto!r}")
         if variant.startswith("sim"):
             # filtered retrieved pool: keep the share simNN % of the retrieved documents most
@@ -262,6 +262,12 @@ def run_unit(index, items, labels_of, prefix, classes, rep, n, protocols, learne
                     np.clip([np.mean(weak[kept] == c) for c in cls_sorted], 0.02, 0.98))
             diag[f"share_task_{variant}"] = float(in_task[kept].mean())
             diag[f"precision_{variant}"] = float(np.mean(truth[kept] == weak[kept]))
+        elif variant == "tbal":
+            # the retrieved pool, but the TRUE class shares of the test set as balance:
+            # what knowing the prior alone is worth (oracle, diagnostic only)
+            X, X_test = features(base, pipe, index, items, lab, test, labels, weak)
+            args = (y_semi, aux_y, aux,
+                    np.clip([np.mean(y_test == c) for c in cls_sorted], 0.02, 0.98))
         elif variant:
             X, X_test = features(base, pipe, index, items, lab, test, labels, weak, pool)
             u_ = pool.size
@@ -658,11 +664,19 @@ def verdict(tag: str, oracle_tag: str, proto: str = "lib+opool") -> str:
                    f"({n}/cls): " + ", ".join(
                        f"{k} {100 * (e_svm - np.mean(v)) / e_svm:+.1f} %"
                        for k, v in summ.items() if k != "SVM") + ".")
-    return ("\"best\" = the S3VM (of " + ", ".join(SEMI) + ") with the lowest mean error on "
+    loads = [r["load"] for r in orows] + [rows[(r["task"], r["rep"], r["n"])]["load"]
+                                          for r in orows]
+    balance = ("the true class shares as balance (`-ret`)" if proto.endswith("opool")
+               else "the retrieved weak labels' class shares as balance (`-ret`)")
+    return (f"Units: {len(orows)} (task, draw, size) present in both `{tag}` and "
+            f"`{oracle_tag}`; machine load (1-min average at the end of each unit) median "
+            f"{np.median(loads):.1f}, max {max(loads):.1f}; `uptime` now: "
+            f"{os.getloadavg()}.\n\n"
+            "\"best\" = the S3VM (of " + ", ".join(SEMI) + ") with the lowest mean error on "
             "that task, chosen after the fact: an optimistic bound, not a method. The oracle "
             "pool has as many documents as the retrieved pool, drawn from the task's own "
-            "documents of its classes (labeled ones excluded), with the true class shares as "
-            "balance (`-ret`) and the true labels as Aux-SVM's weak labels; the features are "
+            f"documents of its classes (labeled ones excluded), with {balance} and the true "
+            f"labels as Aux-SVM's weak labels (`{proto}`); the features are "
             "those chosen with the retrieved pool, so the SVM is the same.\n\n"
             + "\n\n".join(out))
 
