@@ -61,6 +61,19 @@ def test_scattered_rows_are_copied_and_give_the_indexed_products_bit_for_bit(rng
     np.testing.assert_allclose(sub.matvec(w), Xa[order[active]] @ w, atol=1e-12)
 
 
+def test_gathering_can_be_turned_off_to_save_memory(rng, monkeypatch):
+    from semisup.solvers import design
+
+    monkeypatch.setattr(design, "GATHER_ROWS", False)
+    X = sp.random(2000, 30, density=0.2, random_state=1, format="csr")
+    A = Design(X, parallel=False)
+    rows = np.sort(rng.choice(2000, 900, replace=False))
+    sub = A.restrict(rows)
+    assert sub._kernel_view[0] is A._indptr and sub._sub is None  # no copy of the rows
+    w = rng.normal(size=31)
+    np.testing.assert_allclose(sub.matvec(w), dense_with_bias(X)[rows] @ w, atol=1e-12)
+
+
 def test_parallel_kernel_chunks_cover_all_rows(rng):
     X = sp.random(5000, 50, density=0.5, random_state=3, format="csr")
     A = Design(X, fit_intercept=False, parallel=True)
