@@ -74,7 +74,8 @@ def test_balance_floor_ends_the_annealing_without_a_false_warning():
     assert balance_entropy_floor(55, 0.5) == pytest.approx(np.log(2))
     assert balance_entropy_floor(54, 0.5) == 0.0
     f = 0.3 * 7 - 2
-    assert balance_entropy_floor(7, 0.3) == pytest.approx(-(f * np.log(f) + (1 - f) * np.log(1 - f)))
+    h = -(f * np.log(f) + (1 - f) * np.log(1 - f))
+    assert balance_entropy_floor(7, 0.3) == pytest.approx(h)
     X, y, y_partial = _blobs(1)
     y_partial[np.flatnonzero(y_partial == -1)[0]] = y[np.flatnonzero(y_partial == -1)[0]]
     assert np.sum(y_partial == -1) % 2 == 1
