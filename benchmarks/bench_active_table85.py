@@ -244,7 +244,8 @@ def run_unit(index, items, labels_of, prefix, classes, rep, n, protocols, learne
     acc, wall, cpu = {}, {}, {}
     for proto in protocols:
         base, _, variant = proto.partition("+")
-        if variant not in ("", "opool", "opoolw", "tbal") and not variant.startswith("sim"):
+        if variant not in ("", "opool", "opoolw", "tbal", "ppred") \
+                and not variant.startswith("sim"):
             raise ValueError(f"unknown protocol {proto!r}")
         if variant.startswith("sim"):
             # filtered retrieved pool: keep the share simNN % of the retrieved documents most
@@ -262,6 +263,13 @@ def run_unit(index, items, labels_of, prefix, classes, rep, n, protocols, learne
                     np.clip([np.mean(weak[kept] == c) for c in cls_sorted], 0.02, 0.98))
             diag[f"share_task_{variant}"] = float(in_task[kept].mean())
             diag[f"precision_{variant}"] = float(np.mean(truth[kept] == weak[kept]))
+        elif variant == "ppred":
+            # the retrieved pool, balance = class shares of the labeled-only SVM's
+            # predictions on the documents to classify (transductive, no label used)
+            X, X_test = features(base, pipe, index, items, lab, test, labels, weak)
+            pred = L2SVM(lam=2 * LAM).fit(X[:l], labels).predict(X_test)
+            args = (y_semi, aux_y, aux,
+                    np.clip([np.mean(pred == c) for c in cls_sorted], 0.02, 0.98))
         elif variant == "tbal":
             # the retrieved pool, but the TRUE class shares of the test set as balance:
             # what knowing the prior alone is worth (oracle, diagnostic only)
@@ -431,7 +439,9 @@ def baseline_summary(tag: str, lib_tag: str) -> str:
               "loss " + "; ".join(f"`{k}` = {v}" for k, v in BASE_LOSSES.items())
               + ". Test documents without any selected term (score = bias only): "
               + ", ".join(f"`{k}` {100 * v:.0f} %" for k, v in zr.items()) + ".")
-    return legend + "\n\n" + "\n\n".join(out)
+    loads = [r["load"] for r in rows]
+    return (legend + f"\n\n{len(rows)} units; load average (1 min) at the end of the units: "
+            f"median {np.median(loads):.1f}, max {max(loads):.1f}.\n\n" + "\n\n".join(out))
 
 
 def load_rows(tag="main"):
@@ -487,10 +497,14 @@ def _base(key: str) -> str:
 def compare(rows, other, tag, other_tag) -> str:
     """Same learner, same task and draw in two result sets (e.g. stripped vs raw 20NG)."""
     by = {(r["task"], r["rep"], r["n"]): r for r in other}
-    keys = [k for k in rows[0]["acc"] if all(k in r["acc"] for r in rows)
-            and all(k in r["acc"] for r in other)]
+    keys = [k for k in rows[0]["acc"] if all(k in r["acc"] for r in rows)]
     pairs = [(r, by[(r["task"], r["rep"], r["n"])]) for r in rows
              if (r["task"], r["rep"], r["n"]) in by]
+    # a key "L@PROTO" of this run is paired with "L" of the other run when the other run
+    # lacks it (e.g. a filtered or oracle pool against the plain retrieved pool)
+    okey = {k: k if all(k in b["acc"] for _, b in pairs) else k.partition("@")[0]
+            for k in keys}
+    keys = [k for k in keys if all(okey[k] in b["acc"] for _, b in pairs)]
     body = []
     names = [t[0] for t in TASKS if any(a["task"] == t[0] for a, _ in pairs)]
     for n in (2, 5):
@@ -501,7 +515,7 @@ def compare(rows, other, tag, other_tag) -> str:
                 continue
             cells = []
             for k in keys:
-                d = np.array([a["acc"][k] - b["acc"][k] for a, b in ps])
+                d = np.array([a["acc"][k] - b["acc"][okey[k]] for a, b in ps])
                 se = d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else 0.0
                 cells.append(f"{d.mean():+.1f} ± {se:.1f}")
             body.append([name, n, len(ps)] + cells)
