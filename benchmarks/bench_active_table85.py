@@ -39,7 +39,15 @@ Oracle pool (protocol ``lib+opool`` or ``nonorm+opool``): the unlabeled rows are
 the task's own documents (its classes, labeled documents excluded) as were retrieved, with
 their true class shares as the ``-ret`` balance and their true labels as Aux-SVM's weak
 labels; the features are those chosen with the retrieved pool, so the SVM is unchanged.  It
-bounds what a perfect search engine could give these learners.  ``--verdict ORACLE_TAG``
+bounds what a perfect search engine could give these learners.  Further pool / balance
+variants (``lib+VARIANT``): ``opoolw`` = the oracle documents with the retrieved weak-label
+balance; ``tbal`` = the retrieved pool with the test set's true class shares; ``ppred`` = the
+retrieved pool with the class shares of the labeled SVM's predictions on the test documents;
+``simNN`` = the NN % of the retrieved documents most similar to a labeled one.  ``tbal``,
+``opool`` and ``opoolw`` use test labels: diagnostics only.  ``--per-query`` and
+``--query-size`` change the retrieval depth and the DQG query size; ``--summary
+--single-draw`` resamples one draw per task (is the thesis's table one lucky draw?).
+``--verdict ORACLE_TAG[:PROTOCOL]``
 writes the per-task errors (retrieved pool of ``--tag``, oracle pool, thesis) to
 ``results/active_table85_<ORACLE_TAG>_verdict.md``.
 
