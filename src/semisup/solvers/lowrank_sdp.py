@@ -332,7 +332,8 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
                   offset: float = 0.0, precondition: int = 0, inexact: float = 1e-3,
                   init=None, escape_block: int = 1, sigma_max: float | None = None,
                   trim: int | None = None, carry: str = "none", certify: str = "every",
-                  escape_scale: str = "fixed", random_state=None) -> LowRankResult:
+                  escape_scale: str = "fixed", memory: int = 10,
+                  sigma_below: float = np.inf, random_state=None) -> LowRankResult:
     """Solve the relaxation by a Burer-Monteiro factorisation and an augmented Lagrangian.
 
     Parameters
@@ -358,6 +359,9 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         by ``sigma``) fell by less than 4x, ``sigma`` doubles, up to ``sigma_max``
         (the classical rule of Conn, Gould & Toint / Nocedal & Wright, Alg. 17.4); the inner
         tolerance shrinks by the same factor.  None: ``sigma`` fixed.
+    sigma_below : float
+        The adaptive rule acts only once the (relative) multiplier change is below this
+        (the end game, where the active set has settled).
     tol : float
         Stopping tolerance on the multiplier change, the LMI and the relative gap.
     max_outer, max_inner : int
@@ -404,6 +408,8 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         bisection on its derivative at ``O(n)`` per step.  A fixed small column has a
         gradient (``2 t min_eig``) below the loose inner tolerance and is not grown, so
         the violation then stayed for many rounds.
+    memory : int
+        L-BFGS correction pairs.
     init : dict or None
         Warm start: ``'M'`` (``p x k`` factor ``[u, R]``; padded with small random
         columns up to ``rank + 1``), and optionally ``'gamma'`` (n) and ``'mu'``.
@@ -575,7 +581,7 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
             lb_state.pop("S", None)
         t_round, evals_before = time.process_time(), n_evals
         x, nit = lbfgs(inner, M.ravel(), max_iter=max_inner, gtol=gtol, ftol=0.0, precond=pre,
-                       state=lb_state)
+                       state=lb_state, memory=memory)
         M = x.reshape(p, k)
         Z = F.matvec(M)
         z = Z[:, 0]
@@ -591,7 +597,7 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         last_change = change
         sigma_used = sigma
         residual = abs_change / sigma      # primal residual of the hinge/balance terms
-        if sigma < sigma_max and residual > 0.25 * residual_prev:
+        if sigma < sigma_max and residual > 0.25 * residual_prev and change < sigma_below:
             sigma = min(2.0 * sigma, sigma_max)
         residual_prev = residual
         if trim is not None and k > 2:
