@@ -636,6 +636,7 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
                 for j in range(cols.shape[1]):
                     t2 = _escape_step(1.0 - m_u, W_new[:, j], gamma[unl], C_u, sigma)
                     cols[:, j] *= np.sqrt(t2) if t2 > 0 else 1e-2
+                    history[-1].setdefault("escape_sq", []).append(t2)
                     m_u = m_u + max(t2, 0.0) * W_new[:, j]
             else:
                 cols *= 1e-2
