@@ -37,7 +37,7 @@ GATHER_ROWS = os.environ.get("SEMISUP_GATHER_ROWS", "1") != "0"
 #: Products on the indexed rows before the copy is made.  Rows picked here and there (an
 #: active set) defeat the hardware prefetcher: an indexed product over a random half of
 #: MNIST's rows took 3.2x, of SecStr 1.27M's 2.4x, as long as on a contiguous copy, and
-#: the copy costs about one product.  Copying only once a restriction has served this many
+#: the copy costs one to two products.  Copying only once a restriction has served this many
 #: products keeps the copy off subsets that are used once or twice (ski rental).
 GATHER_AFTER = 2
 
