@@ -66,6 +66,29 @@ def test_da_warns_when_the_temperature_budget_ends_the_path():
         DeterministicAnnealingSVM(temperature_init=100.0, temperature_decay=1.1).fit(X, y_partial)
 
 
+def test_balance_floor_ends_the_annealing_without_a_false_warning():
+    """An odd number of unlabeled rows with r = 1/2 keeps one belief at 1/2 at every
+    temperature (eq. 7): the path stops on the entropy above that floor, hard elsewhere."""
+    from semisup.solvers.s3vm import balance_entropy_floor
+
+    assert balance_entropy_floor(55, 0.5) == pytest.approx(np.log(2))
+    assert balance_entropy_floor(54, 0.5) == 0.0
+    f = 0.3 * 7 - 2
+    h = -(f * np.log(f) + (1 - f) * np.log(1 - f))
+    assert balance_entropy_floor(7, 0.3) == pytest.approx(h)
+    X, y, y_partial = _blobs(1)
+    y_partial[np.flatnonzero(y_partial == -1)[0]] = y[np.flatnonzero(y_partial == -1)[0]]
+    assert np.sum(y_partial == -1) % 2 == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        da = DeterministicAnnealingSVM(positive_fraction=0.5).fit(X, y_partial)
+    res = da.fit_results_[0]
+    u = np.sum(y_partial == -1)
+    last = res.history[-1]["entropy"]
+    assert np.log(2) - 1e-9 <= last < np.log(2) + u * 1e-6      # one belief at 1/2, hard elsewhere
+    assert len({h["temperature"] for h in res.history}) < 30  # stopped before the budget
+
+
 @pytest.mark.parametrize("algorithm", ["tsvm", "da"])
 def test_carried_preconditioner_leaves_the_solution(algorithm, monkeypatch):
     """Reusing the previous call's preconditioner changes the CG path, not the minimiser."""

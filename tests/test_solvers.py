@@ -37,28 +37,57 @@ def test_design_products_match_dense(rng, sparse, parallel):
 
 @pytest.mark.parametrize("parallel", [False, True])
 def test_scattered_rows_are_copied_and_give_the_indexed_products_bit_for_bit(rng, parallel):
-    """An active set is multiplied on a contiguous copy of its rows (the prefetcher's sake);
-    the products are the indexed kernels' to the last bit, and long runs are not copied."""
+    """An active set that serves several products is multiplied on a contiguous copy of its
+    rows (the prefetcher's sake); the products are the indexed kernels' to the last bit, and
+    long runs are not copied."""
+    from semisup.solvers import _kernels
+    from semisup.solvers.design import GATHER_AFTER
+
     X = sp.random(3000, 60, density=0.2, random_state=5, format="csr")
     A = Design(X, intercept_scaling=1.5, parallel=parallel)
     order = np.r_[np.arange(0, 3000, 50), np.setdiff1d(np.arange(3000), np.arange(0, 3000, 50))]
     B = A.restrict(order)                          # labeled-first order: a long run
+    w, q = rng.normal(size=61), rng.normal(size=3000)
+    for _ in range(GATHER_AFTER + 2):
+        B.matvec(w)
     assert B._kernel_view[0] is A._indptr
     active = np.sort(rng.choice(3000, 1400, replace=False))
     sub = B.restrict(active)
-    assert sub._kernel_view[0] is not A._indptr   # scattered: copied
     indexed = object.__new__(Design)
     indexed.__dict__.update(sub.__dict__)
-    indexed._kernel_view = (A._indptr, A._indices, A._data, sub.rows)
-    if parallel:
-        from semisup.solvers import _kernels
-        indexed._bounds = _kernels.chunk_bounds(A._indptr, sub.rows, max(1, _kernels.n_threads()))
+    indexed._gather = False
     w, q, c = rng.normal(size=61), rng.normal(size=1400), rng.uniform(size=1400)
-    for f, args in [("matvec", (w,)), ("rmatvec", (q,)), ("weighted_column_sq", (c,)),
-                    ("row_sq_norms", ())]:
+    calls = [("matvec", (w,)), ("rmatvec", (q,)), ("weighted_column_sq", (c,)),
+             ("row_sq_norms", ())] * 2
+    for k, (f, args) in enumerate(calls):
         np.testing.assert_array_equal(getattr(sub, f)(*args), getattr(indexed, f)(*args))
+        assert (sub._kernel_view[0] is A._indptr) == (k < GATHER_AFTER)  # copied from then on
+    assert sub._kernel_view[0] is not A._indptr
     Xa = dense_with_bias(X) * np.r_[np.ones(60), 1.5]
     np.testing.assert_allclose(sub.matvec(w), Xa[order[active]] @ w, atol=1e-12)
+    # the gather kernel itself: scipy's row slicing, index and value types kept
+    Y = sp.random(500, 40, density=0.1, random_state=2, format="csr", dtype=np.float32)
+    rows = rng.choice(500, 200)
+    indptr, indices, data = _kernels.csr_gather_rows(Y.indptr, Y.indices, Y.data, rows)
+    Z = Y[rows]
+    assert indices.dtype == Y.indices.dtype and data.dtype == np.float32
+    np.testing.assert_array_equal(indptr, Z.indptr)
+    np.testing.assert_array_equal(indices, Z.indices)
+    np.testing.assert_array_equal(data, Z.data)
+
+
+def test_gathering_can_be_turned_off_to_save_memory(rng, monkeypatch):
+    from semisup.solvers import design
+
+    monkeypatch.setattr(design, "GATHER_ROWS", False)
+    X = sp.random(2000, 30, density=0.2, random_state=1, format="csr")
+    A = Design(X, parallel=False)
+    rows = np.sort(rng.choice(2000, 900, replace=False))
+    sub = A.restrict(rows)
+    w = rng.normal(size=31)
+    for _ in range(5):
+        np.testing.assert_allclose(sub.matvec(w), dense_with_bias(X)[rows] @ w, atol=1e-12)
+    assert sub._kernel_view[0] is A._indptr and sub._sub is None  # no copy of the rows
 
 
 def test_parallel_kernel_chunks_cover_all_rows(rng):

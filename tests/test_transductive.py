@@ -365,3 +365,110 @@ def test_lowrank_block_escape_and_warm_start_reach_the_same_certified_optimum():
         assert res.converged and res.min_eig >= -1e-6 and abs(res.gap) <= 1e-6
         assert abs(res.objective - ref.objective) <= 1e-5 * ref.objective
     assert warm.n_evals < ref.n_evals
+
+
+def test_lbfgs_state_carries_pairs_and_scaling_to_the_next_problem():
+    """Started with the state of a solve of a nearby problem, L-BFGS takes its first step
+    without backtracking ('scale') and solves in fewer evaluations ('pairs'), reaching the
+    same (exact) minimiser."""
+    from semisup.solvers.lowrank_sdp import lbfgs
+    rng = np.random.default_rng(2)
+    A = rng.normal(size=(80, 50)) * np.linspace(0.1, 3.0, 50)
+    b = rng.normal(size=80)
+    counts = {"n": 0}
+
+    def make(shift):
+        def fun(x):
+            counts["n"] += 1
+            r = A @ x - b - shift
+            return 0.5 * r @ r + 0.05 * x @ x, A.T @ r + 0.1 * x
+        return fun
+
+    def evals(x0, state, **kw):
+        counts["n"] = 0
+        x, _ = lbfgs(make(0.01), x0, state=state, memory=8, ftol=0.0, **kw)
+        return x, counts["n"]
+    exact = np.linalg.solve(A.T @ A + 0.1 * np.eye(50), A.T @ (b + 0.01))
+    state: dict = {}
+    x1, _ = lbfgs(make(0.0), np.zeros(50), state=state, max_iter=5000, memory=8,
+                  gtol=1e-10, ftol=0.0)
+    assert state["theta"] > 0 and state["stored"] > 0
+    # one iteration: the carried scaling gives an acceptable first step at once
+    scale_only = {"theta": state["theta"]}
+    _, warm = evals(x1, scale_only, max_iter=1, gtol=0.0)
+    _, cold = evals(x1, None, max_iter=1, gtol=0.0)
+    assert warm <= 2 < cold
+    # a full solve with the carried pairs
+    x2, warm = evals(x1, state, max_iter=5000, gtol=1e-10)
+    ref, cold = evals(x1, None, max_iter=5000, gtol=1e-10)
+    np.testing.assert_allclose(x2, exact, atol=1e-5)
+    np.testing.assert_allclose(ref, exact, atol=1e-5)
+    assert warm < cold
+
+
+def test_escape_step_minimises_the_lagrangian_along_the_new_column():
+    """The exact line search of a rank escape equals a brute-force minimisation of
+    ``s + sum huber(G - s w2)`` over a fine grid."""
+    from semisup.solvers.lowrank_sdp import _escape_step, _huber
+    rng = np.random.default_rng(7)
+    G = rng.normal(0.2, 0.5, size=50)
+    w2 = rng.uniform(0, 0.2, size=50)
+    gamma, C, sigma = rng.uniform(0, 10, size=50), np.full(50, 10.0), 10.0
+    s_star = _escape_step(G, w2, gamma, C, sigma)
+    grid = np.linspace(0, 3 * max(s_star, 1.0), 30001)
+    vals = [s + _huber(G - s * w2, gamma, C, sigma)[0] for s in grid]
+    assert s_star > 0
+    assert abs(s_star - grid[int(np.argmin(vals))]) <= 2 * (grid[1] - grid[0])
+    # no descent (the derivative at 0 is positive): no step
+    assert _escape_step(G, 1e-4 * w2, gamma, C, sigma) == 0.0
+
+
+def test_trim_columns_keeps_w_and_drops_only_negligible_columns():
+    from semisup.solvers.lowrank_sdp import _trim_columns
+    rng = np.random.default_rng(3)
+    u = rng.normal(size=30)
+    R = rng.normal(size=(30, 3)) @ rng.normal(size=(3, 7))        # rank 3 in 7 columns
+    R += 1e-9 * rng.normal(size=R.shape)
+    out = _trim_columns(np.column_stack([u, R]), margin=1)
+    assert out.shape == (30, 5)                                    # rank 3 + 1 spare
+    np.testing.assert_array_equal(out[:, 0], u)
+    np.testing.assert_allclose(out[:, 1:] @ out[:, 1:].T, R @ R.T, atol=1e-12)
+    full = np.column_stack([u, rng.normal(size=(30, 4))])
+    assert _trim_columns(full, margin=1) is full                   # full rank: untouched
+
+
+@pytest.mark.parametrize("opts", [
+    dict(sigma=1.0, sigma_max=160.0),
+    dict(trim=1),
+    dict(carry="pairs", certify="lazy"),
+    dict(escape_scale="search", rank=1),
+    dict(sigma=1.0, sigma_max=160.0, trim=1, carry="pairs", certify="lazy",
+         escape_scale="search", rank=2),
+])
+def test_lowrank_adaptive_rules_reach_the_fixed_rule_certified_optimum(opts):
+    """Adaptive penalty, rank trimming, carried L-BFGS state and the lazy certificate
+    each reach the default (fixed-sigma, every-round certificate) run's objective with the
+    same certificate (LMI, gap), on an RBF problem and on sparse linear features."""
+    import scipy.linalg as sla
+
+    from semisup.solvers.lowrank_sdp import FeatureFactor, ctsvm_lowrank
+    X, y, _ = blobs(n=40, seed=4)
+    Kc, _, _ = centre_kernel(kernel_matrix(X, kernel="rbf", gamma=0.5))
+    Kc += 1e-2 * np.mean(np.diag(Kc)) * np.eye(40)
+    Xs = sp.random(40, 60, density=0.2, random_state=6, format="csr")
+    mean = np.asarray(Xs.mean(axis=0)).ravel()
+    lab = np.flatnonzero(y != -1)
+    y_l = np.where(y[lab] == 1, 1.0, -1.0)
+    C = np.full(40, 10.0)
+    for F in (FeatureFactor(dense=sla.cholesky(Kc, lower=True), lower=True),
+              FeatureFactor(X=Xs, mean=mean, ridge=1e-2)):
+        ref = ctsvm_lowrank(F, y_l, lab, C, 0.5, tol=1e-7, max_outer=200, random_state=0)
+        new = ctsvm_lowrank(F, y_l, lab, C, 0.5, tol=1e-7, max_outer=200, random_state=0,
+                            **opts)
+        for res in (ref, new):
+            assert res.converged and res.min_eig >= -1e-6 and abs(res.gap) <= 1e-6
+        assert abs(new.objective - ref.objective) <= 1e-5 * ref.objective
+        if "sigma_max" in opts:
+            assert max(h["sigma"] for h in new.history) > 1.0    # the penalty did grow
+        if "trim" in opts and "rank" not in opts:
+            assert new.R.shape[1] < ref.R.shape[1]               # spare columns dropped

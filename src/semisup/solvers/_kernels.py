@@ -128,6 +128,27 @@ def csr_rows_sq_norms(indptr, data, rows):
     return out
 
 
+@njit(parallel=True, cache=True, nogil=True)
+def _csr_gather_rows(indptr, indices, data, rows, new_indptr, new_indices, new_data):
+    for k in prange(rows.shape[0]):
+        src = np.uint64(indptr[rows[k]])
+        dst = np.uint64(new_indptr[k])
+        for t in range(np.uint64(indptr[rows[k] + 1]) - src):
+            new_indices[dst + t] = indices[src + t]
+            new_data[dst + t] = data[src + t]
+
+
+def csr_gather_rows(indptr, indices, data, rows):
+    """The CSR arrays of ``X[rows]``: one parallel pass, index and value types kept."""
+    new_indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(indptr[rows + 1] - indptr[rows], out=new_indptr[1:])
+    nnz = int(new_indptr[-1])
+    new_indices = np.empty(nnz, dtype=indices.dtype)
+    new_data = np.empty(nnz, dtype=data.dtype)
+    _csr_gather_rows(indptr, indices, data, rows, new_indptr, new_indices, new_data)
+    return new_indptr, new_indices, new_data
+
+
 def chunk_bounds(indptr: np.ndarray, rows: np.ndarray, n_chunks: int) -> np.ndarray:
     """Split ``rows`` into ``n_chunks`` contiguous pieces holding about equal non-zeros."""
     nnz_per_row = indptr[rows + 1] - indptr[rows]

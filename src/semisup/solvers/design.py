@@ -4,10 +4,15 @@ SVMlin appends a constant feature to every example so that the bias is one more
 (regularised) weight.  :class:`Design` does the same without copying the data: the
 last weight multiplies the constant ``intercept_scaling``.  ``restrict`` gives the
 operator over a row subset (the active set ``j(w)`` of the finite Newton method) by
-composing index arrays, never by slicing the matrix.
+composing index arrays.  The compiled kernels multiply a scattered subset that serves
+more than a couple of products on a contiguous copy of its rows, made once per restriction
+(at most one more copy of the data; ``SEMISUP_GATHER_ROWS=0`` keeps the indexed products
+and that memory).
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,6 +30,16 @@ from semisup.solvers import _kernels
 def _unsigned(indices: np.ndarray) -> np.ndarray:
     """CSR column indices viewed as unsigned (spares numba's negative-index check)."""
     return indices.view(np.uint32 if indices.dtype == np.int32 else np.uint64)
+
+
+#: Gather scattered row subsets into a contiguous copy for the compiled kernels.
+GATHER_ROWS = os.environ.get("SEMISUP_GATHER_ROWS", "1") != "0"
+#: Products on the indexed rows before the copy is made.  Rows picked here and there (an
+#: active set) defeat the hardware prefetcher: an indexed product over a random half of
+#: MNIST's rows took 3.2x, of SecStr 1.27M's 2.4x, as long as on a contiguous copy, and
+#: the copy costs about one product.  Copying only once a restriction has served this many
+#: products keeps the copy off subsets that are used once or twice (ski rental).
+GATHER_AFTER = 2
 
 
 def _scattered(rows: np.ndarray) -> bool:
@@ -108,17 +123,11 @@ class Design:
             self._par = bool(par)
             # the arrays the compiled kernels read: X itself through ``rows``, or a copy
             self._kernel_view = (self._indptr, self._indices, self._data, self.rows)
-            if self._compiled and _scattered(self.rows):
-                # Rows picked here and there (an active set) defeat the hardware prefetcher:
-                # an indexed product over half of MNIST's rows took 3.9x as long as the same
-                # product on a contiguous copy, and the copy costs about 1.5 products
-                # (at most one extra copy of the data while it lives).
-                sub = self._rows_csr()
-                self._kernel_view = (sub.indptr, _unsigned(sub.indices), sub.data,
-                                     np.arange(self.n_rows, dtype=np.int64))
+            self._products = 0
+            self._gather = self._compiled and GATHER_ROWS and _scattered(self.rows)
             if self._par:
                 self._bounds = _kernels.chunk_bounds(
-                    self._kernel_view[0], self._kernel_view[3], max(1, _kernels.n_threads()))
+                    self._indptr, self.rows, max(1, _kernels.n_threads()))
         else:
             self.nnz = self.n_rows * self.n_features
             identity = self.n_rows == self.X.shape[0] and bool(
@@ -126,6 +135,20 @@ class Design:
             if not identity:
                 # dense: one gather per restriction, then BLAS for every product
                 self._dense_block = self.X[self.rows]
+
+    def _view(self) -> tuple:
+        """The arrays the compiled kernels read; gathers a scattered subset when it pays."""
+        if self._gather:
+            self._products += 1
+            if self._products > GATHER_AFTER:
+                self._gather = False
+                indptr, indices, data = _kernels.csr_gather_rows(*self._kernel_view)
+                rows = np.arange(self.n_rows, dtype=np.int64)
+                self._kernel_view = (indptr, indices, data, rows)
+                if self._par:
+                    self._bounds = _kernels.chunk_bounds(
+                        indptr, rows, max(1, _kernels.n_threads()))
+        return self._kernel_view
 
     def restrict(self, subset: np.ndarray) -> Design:
         """Operator over rows ``self.rows[subset]`` (``subset`` indexes this operator's rows)."""
@@ -161,7 +184,7 @@ class Design:
                 _csr_matvec(n_rows, n_cols, sub.indptr, sub.indices, sub.data,
                             np.ascontiguousarray(wf), out)
         elif self.sparse:
-            _kernels.csr_rows_matvec(*self._kernel_view, np.ascontiguousarray(wf), out,
+            _kernels.csr_rows_matvec(*self._view(), np.ascontiguousarray(wf), out,
                                      self._par)
         else:
             block = self.X if self._dense_block is None else self._dense_block
@@ -184,7 +207,7 @@ class Design:
                 _csc_matvec(n_cols, n_rows, sub.indptr, sub.indices, sub.data,
                             np.ascontiguousarray(q, dtype=np.float64), head)
         elif self.sparse:
-            _kernels.csr_rows_rmatvec(*self._kernel_view,
+            _kernels.csr_rows_rmatvec(*self._view(),
                                       np.ascontiguousarray(q, dtype=np.float64), head,
                                       self._bounds)
         else:
@@ -204,7 +227,7 @@ class Design:
             head[:] = np.bincount(sub.indices, weights=np.repeat(c, np.diff(sub.indptr))
                                   * sub.data ** 2, minlength=self.n_features)
         elif self.sparse:
-            _kernels.csr_rows_weighted_sq_colsum(*self._kernel_view, c, head)
+            _kernels.csr_rows_weighted_sq_colsum(*self._view(), c, head)
         else:
             block = self.X if self._dense_block is None else self._dense_block
             np.dot(c, block * block, out=head)
@@ -219,7 +242,7 @@ class Design:
             out = np.bincount(np.repeat(np.arange(self.n_rows), np.diff(sub.indptr)),
                               weights=sub.data ** 2, minlength=self.n_rows)
         elif self.sparse:
-            indptr, _, data, rows = self._kernel_view
+            indptr, _, data, rows = self._view()
             out = _kernels.csr_rows_sq_norms(indptr, data, rows)
         else:
             block = self.X if self._dense_block is None else self._dense_block

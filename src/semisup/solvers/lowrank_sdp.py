@@ -201,7 +201,7 @@ def _huber(G, gamma, C, sigma):
 
 
 def lbfgs(fun, x0: np.ndarray, *, max_iter: int = 1000, memory: int = 10, gtol: float = 1e-9,
-          ftol: float = 1e-13, precond=None):
+          ftol: float = 1e-13, precond=None, state: dict | None = None):
     """Minimise a smooth function by L-BFGS (two-loop recursion, Armijo backtracking).
 
     A plain numpy implementation: its per-iteration cost is a few vector operations, far
@@ -224,6 +224,12 @@ def lbfgs(fun, x0: np.ndarray, *, max_iter: int = 1000, memory: int = 10, gtol: 
         ``v -> P^{-1} v`` for a fixed SPD approximation ``P`` of the Hessian; the initial
         matrix of the two-loop recursion is then ``theta P^{-1}`` with the usual scaling
         ``theta = s^T y / y^T P^{-1} y`` (Nocedal & Wright, eq. 7.20 with a preconditioner).
+    state : dict or None
+        Carried between calls on a sequence of related problems (the augmented Lagrangian
+        rounds): on entry its correction pairs (same size and memory) and its last scaling
+        ``theta`` start the recursion; on exit they are stored back.  Without it every call
+        starts with a unit step along ``-g / ||g||``, which near the solution needs a dozen
+        backtracking halvings before the first accepted step.
 
     Returns
     -------
@@ -233,10 +239,17 @@ def lbfgs(fun, x0: np.ndarray, *, max_iter: int = 1000, memory: int = 10, gtol: 
     x = np.array(x0, dtype=np.float64, copy=True).ravel()
     f, g = fun(x)
     size = x.size
-    S = np.empty((memory, size))
-    Y = np.empty((memory, size))
-    rho = np.empty(memory)
-    stored, head = 0, 0                       # pairs held; slot of the next pair
+    theta0 = None
+    if state is not None and state.get("S") is not None and state["S"].shape == (memory, size):
+        S, Y, rho = state["S"], state["Y"], state["rho"]
+        stored, head = state["stored"], state["head"]
+    else:
+        S = np.empty((memory, size))
+        Y = np.empty((memory, size))
+        rho = np.empty(memory)
+        stored, head = 0, 0                   # pairs held; slot of the next pair
+        if state is not None:
+            theta0 = state.get("theta")
     alphas = np.empty(memory)
     s_vec, y_vec = np.empty(size), np.empty(size)
     it = 0
@@ -257,6 +270,8 @@ def lbfgs(fun, x0: np.ndarray, *, max_iter: int = 1000, memory: int = 10, gtol: 
         elif stored:
             i = order[0]
             q *= (1.0 / rho[i]) / _dot(Y[i], Y[i])
+        elif theta0 is not None:
+            q *= theta0
         else:
             q *= 1.0 / max(np.linalg.norm(g), 1e-12)
         for j in range(stored - 1, -1, -1):                            # oldest first
@@ -290,6 +305,12 @@ def lbfgs(fun, x0: np.ndarray, *, max_iter: int = 1000, memory: int = 10, gtol: 
         x, f, g = x_new, f_new, g_new
         if decrease <= ftol * max(1.0, abs(f)):
             break
+    if state is not None:
+        theta = state.get("theta")
+        if stored:
+            i = (head - 1) % memory
+            theta = (1.0 / rho[i]) / _dot(Y[i], Y[i])
+        state.update(S=S, Y=Y, rho=rho, stored=stored, head=head, theta=theta)
     return x, it
 
 
@@ -309,7 +330,10 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
                   eps: float, *, rank: int = 2, max_rank: int = 20, sigma: float = 10.0,
                   tol: float = 1e-6, max_outer: int = 60, max_inner: int = 2000,
                   offset: float = 0.0, precondition: int = 0, inexact: float = 1e-3,
-                  init=None, escape_block: int = 1, random_state=None) -> LowRankResult:
+                  init=None, escape_block: int = 1, sigma_max: float | None = None,
+                  trim: int | None = None, carry: str = "none", certify: str = "every",
+                  escape_scale: str = "fixed", memory: int = 10,
+                  sigma_below: float = np.inf, random_state=None) -> LowRankResult:
     """Solve the relaxation by a Burer-Monteiro factorisation and an augmented Lagrangian.
 
     Parameters
@@ -329,7 +353,15 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
     max_rank : int
         Upper bound on the columns after rank escapes.
     sigma : float
-        Augmented Lagrangian penalty.
+        Augmented Lagrangian penalty (the first round's, with ``sigma_max``).
+    sigma_max : float or None
+        Adaptive penalty: after a round whose primal residual (multiplier change divided
+        by ``sigma``) fell by less than 4x, ``sigma`` doubles, up to ``sigma_max``
+        (the classical rule of Conn, Gould & Toint / Nocedal & Wright, Alg. 17.4); the inner
+        tolerance shrinks by the same factor.  None: ``sigma`` fixed.
+    sigma_below : float
+        The adaptive rule acts only once the (relative) multiplier change is below this
+        (the end game, where the active set has settled).
     tol : float
         Stopping tolerance on the multiplier change, the LMI and the relative gap.
     max_outer, max_inner : int
@@ -353,6 +385,31 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         Most columns added by one rank escape: the eigenvectors of the dual slack with a
         violated eigenvalue among its ``escape_block`` smallest (block Lanczos).  One
         column per round needed one augmented Lagrangian round per missing rank.
+    trim : int or None
+        After each round, rotate ``R`` to its singular vectors (``W`` is unchanged) and keep
+        its numerical rank (singular values above ``1e-3`` of the largest of ``[u, R]``)
+        plus ``trim`` spare columns; None: never drop columns.  Columns beyond the
+        solution's rank cost work in every evaluation and nothing else.
+    carry : {'none', 'scale', 'pairs'}
+        What L-BFGS keeps from one round to the next (the rounds differ only in the
+        multipliers): nothing, the initial Hessian scaling, or the correction pairs too
+        (dropped when the number of columns changes).
+    certify : {'every', 'lazy'}
+        ``'every'``: a Lanczos certificate after every round (loose while the multipliers
+        change by more than ``1e-2``).  ``'lazy'``: a loose one (``1e-3``) only while a rank
+        escape is still possible, a tight one (``0.1 tol``: a Ritz value within the
+        residual of an eigenvalue) only once the multipliers change by less than ``10 tol``,
+        where the stopping test can pass.
+    escape_scale : {'fixed', 'search'}
+        Length of a new column ``t v`` (``v`` a unit violated eigenvector): ``1e-2``, or
+        the exact minimiser of the next round's Lagrangian along it.  Only the unlabeled
+        ``m_u`` change (by ``t^2 (F v)_u^2``), so the Lagrangian is a convex function of
+        ``t^2`` (sum of Huber terms of an affine function, plus ``t^2``), minimised by
+        bisection on its derivative at ``O(n)`` per step.  A fixed small column has a
+        gradient (``2 t min_eig``) below the loose inner tolerance and is not grown, so
+        the violation then stayed for many rounds.
+    memory : int
+        L-BFGS correction pairs.
     init : dict or None
         Warm start: ``'M'`` (``p x k`` factor ``[u, R]``; padded with small random
         columns up to ``rank + 1``), and optionally ``'gamma'`` (n) and ``'mu'``.
@@ -425,25 +482,25 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
 
     v_prev = np.ones(p) / np.sqrt(p)
 
-    def certificate(gamma, mu, M, loose=False):
+    def certificate(gamma, mu, M, eig_tol):
         nonlocal v_prev
         d = np.zeros(n)
         d[unl] = gamma[unl]
         op = LinearOperator((p, p), dtype=np.float64,
                             matvec=lambda v: F.rmatvec(d[:, None] * F.matvec(
                                 np.asarray(v).reshape(p, 1)))[:, 0])
-        if p <= 3:
+        if eig_tol is None:
+            min_eig, vec = np.nan, None       # not checked this round
+        elif p <= 3:
             dense_op = op @ np.eye(p)
             vals, vecs = np.linalg.eigh(dense_op)
-            lam, vec = vals[-1], vecs[:, -1]
+            min_eig, vec = 1.0 - vals[-1], vecs[:, -1]
         else:
             # warm start from the last round's vector; far from the optimum only the sign
             # of the violation (for a rank escape) is needed
-            vals, vecs = eigsh(op, k=1, which="LA", tol=1e-3 if loose else 1e-8,
-                               maxiter=5000, v0=v_prev)
-            lam, vec = float(vals[0]), vecs[:, 0]
+            vals, vecs = eigsh(op, k=1, which="LA", tol=eig_tol, maxiter=5000, v0=v_prev)
+            min_eig, vec = 1.0 - float(vals[0]), vecs[:, 0]
             v_prev = vec
-        min_eig = 1.0 - lam
         g = np.zeros(n)
         g[lab] = gamma[lab] * y_l
         g[unl] = 2.0 * b0 * gamma[unl]
@@ -502,6 +559,12 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         if init.get("gamma") is not None:
             gamma = np.clip(np.asarray(init["gamma"], dtype=np.float64), 0.0, C)
         mu = float(init.get("mu", 0.0))
+    if carry not in ("none", "scale", "pairs") or certify not in ("every", "lazy"):
+        raise ValueError("carry must be 'none', 'scale' or 'pairs'; certify 'every' or 'lazy'")
+    sigma0 = sigma
+    sigma_max = sigma if sigma_max is None else max(float(sigma_max), sigma)
+    residual_prev = np.inf
+    lb_state: dict | None = {} if carry != "none" else None
     last_change = 1.0
     converged = False
     min_eig, dual = -np.inf, -np.inf
@@ -512,9 +575,13 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
             return lagrangian(x, k, gamma, mu)
 
         pre = make_precond(M, gamma, k) if V is not None else None
-        gtol = 1e-9 if inexact <= 0 else min(1e-3, max(1e-9, inexact * last_change))
+        gtol = 1e-9 if inexact <= 0 else min(
+            1e-3, max(1e-9, inexact * last_change * sigma0 / sigma))
+        if lb_state is not None and carry == "scale":
+            lb_state.pop("S", None)
         t_round, evals_before = time.process_time(), n_evals
-        x, nit = lbfgs(inner, M.ravel(), max_iter=max_inner, gtol=gtol, ftol=0.0, precond=pre)
+        x, nit = lbfgs(inner, M.ravel(), max_iter=max_inner, gtol=gtol, ftol=0.0, precond=pre,
+                       state=lb_state, memory=memory)
         M = x.reshape(p, k)
         Z = F.matvec(M)
         z = Z[:, 0]
@@ -524,22 +591,37 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         new_gamma[unl] = np.clip(gamma[unl] + sigma * (1 - m_u), 0, C_u)
         v = c @ z + mu / sigma
         new_mu = sigma * (v - np.clip(v, -eps, eps))
-        change = (np.abs(new_gamma - gamma).max() + abs(new_mu - mu)) / max(
-            1.0, np.abs(new_gamma).max())
+        abs_change = np.abs(new_gamma - gamma).max() + abs(new_mu - mu)
+        change = abs_change / max(1.0, np.abs(new_gamma).max())
         gamma, mu = new_gamma, new_mu
         last_change = change
+        sigma_used = sigma
+        residual = abs_change / sigma      # primal residual of the hinge/balance terms
+        if sigma < sigma_max and residual > 0.25 * residual_prev and change < sigma_below:
+            sigma = min(2.0 * sigma, sigma_max)
+        residual_prev = residual
+        if trim is not None and k > 2:
+            M = _trim_columns(M, int(trim))
         obj, _ = primal(M)
         loose = change > 1e-2
+        if certify == "every":
+            eig_tol = 1e-3 if loose else 1e-8
+        elif change < 10 * tol:
+            eig_tol = max(0.1 * tol, 1e-9)
+        else:
+            eig_tol = 1e-3 if M.shape[1] - 1 < max_rank else None
         t_cert = time.process_time()
-        min_eig, vec, dual = certificate(gamma, mu, M, loose=loose)
+        min_eig, vec, dual = certificate(gamma, mu, M, eig_tol)
         gap = (obj - dual) / max(1.0, abs(obj))
-        history.append(dict(outer=outer, rank=k - 1, objective=obj, dual=dual, min_eig=min_eig,
-                            change=change, inner_iter=nit, evals=n_evals - evals_before,
-                            cpu_inner=t_cert - t_round, cpu_cert=time.process_time() - t_cert))
-        logger.debug("outer %d: rank %d obj %.8g dual %.8g min_eig %.2e change %.2e", outer,
-                     k - 1, obj, dual, min_eig, change)
+        history.append(dict(outer=outer, rank=M.shape[1] - 1, objective=obj, dual=dual,
+                            min_eig=min_eig, change=change, sigma=sigma_used, inner_iter=nit,
+                            evals=n_evals - evals_before, cpu_inner=t_cert - t_round,
+                            cpu_cert=time.process_time() - t_cert))
+        logger.debug("outer %d: rank %d obj %.8g dual %.8g min_eig %.2e change %.2e sigma %g",
+                     outer, M.shape[1] - 1, obj, dual, min_eig, change, sigma_used)
+        k = M.shape[1]
         thr = 1e-2 if loose else max(tol, 1e-6)
-        if min_eig < -thr and k - 1 < max_rank:
+        if vec is not None and min_eig < -thr and k - 1 < max_rank:
             # rank escape along the violated eigenvectors of the dual slack
             room = max_rank - (k - 1)
             cols = vec[:, None]
@@ -548,16 +630,75 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
                 keep = 1.0 - vals < -thr
                 if keep.any():
                     cols = vecs[:, keep]
-            M = np.column_stack([M, cols / np.linalg.norm(cols, axis=0) * 1e-2])
+            cols = cols / np.linalg.norm(cols, axis=0)
+            if escape_scale == "search":
+                W_new = F.matvec(cols)[unl] ** 2          # m_u grows by t^2 (F v)_u^2
+                for j in range(cols.shape[1]):
+                    t2 = _escape_step(1.0 - m_u, W_new[:, j], gamma[unl], C_u, sigma)
+                    cols[:, j] *= np.sqrt(t2) if t2 > 0 else 1e-2
+                    history[-1].setdefault("escape_sq", []).append(t2)
+                    m_u = m_u + max(t2, 0.0) * W_new[:, j]
+            else:
+                cols *= 1e-2
+            M = np.column_stack([M, cols])
+            residual_prev = np.inf        # the next round's residual jumps: not a stall
             continue
         if abs(gap) < tol and change < 10 * tol and min_eig > -tol:
             converged = True
             break
+    if np.isnan(min_eig):                  # the last round skipped its certificate
+        min_eig, _, dual = certificate(gamma, mu, M, max(0.1 * tol, 1e-9))
     obj, Z = primal(M)
     return LowRankResult(z=Z[:, 0].copy(), Q=Z[:, 1:].copy(), u=M[:, 0].copy(),
                          R=M[:, 1:].copy(), gamma=gamma, mu=float(mu), objective=obj,
                          dual_objective=dual, min_eig=float(min_eig), balance=float(c @ Z[:, 0]),
                          n_outer=outer, n_evals=n_evals, converged=converged, history=history)
+
+
+def _escape_step(G: np.ndarray, w2: np.ndarray, gamma: np.ndarray, C: np.ndarray,
+                 sigma: float) -> float:
+    """Minimiser ``s >= 0`` of ``s + sum_u huber(G_u - s w2_u)`` (the Lagrangian along a
+    new column of squared length ``s``; ``huber`` as in :func:`_huber`); 0 if none.
+
+    The derivative ``1 - sum_u clip(gamma_u + sigma (G_u - s w2_u), 0, C_u) w2_u`` is
+    nondecreasing in ``s``: bisection on its sign change.
+    """
+    def slope(s):
+        return 1.0 - float(np.clip(gamma + sigma * (G - s * w2), 0.0, C) @ w2)
+    if slope(0.0) >= 0:
+        return 0.0
+    hi = 1.0
+    while slope(hi) < 0 and hi < 1e12:
+        hi *= 4.0
+    lo = 0.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if slope(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def _trim_columns(M: np.ndarray, margin: int) -> np.ndarray:
+    """``[u, R]`` with ``R`` rotated to its singular vectors, negligible columns dropped.
+
+    ``R R^T`` (hence ``W``) is invariant under ``R -> R V``; with ``V`` from the SVD the
+    columns are ``U S`` and those with ``s < 1e-3 max(||u||, s_max)`` carry nothing.  The
+    numerical rank plus ``margin`` of them stay (the largest first), so that a direction
+    still growing is not cut.
+    """
+    R = M[:, 1:]
+    G = R.T @ R
+    s2, V = np.linalg.eigh(G)
+    order = np.argsort(s2)[::-1]
+    s2, V = np.maximum(s2[order], 0.0), V[:, order]
+    scale = max(float(M[:, 0] @ M[:, 0]), float(s2[0]) if s2.size else 0.0, 1e-300)
+    n_rank = int(np.count_nonzero(s2 > 1e-6 * scale))
+    keep = min(R.shape[1], max(n_rank + margin, 1))
+    if keep == R.shape[1]:
+        return M
+    return np.column_stack([M[:, 0], R @ V[:, :keep]])
 
 
 def sparse_or_dense_mean(X) -> np.ndarray:

@@ -493,6 +493,21 @@ def beliefs_root(gains, temperature: float, positive_fraction: float,
                               x0=gains.g_quantile(r), tol=tol)
 
 
+def balance_entropy_floor(n_unlabeled: int, positive_fraction: float) -> float:
+    """The least entropy beliefs can have under the balance constraint (eq. 7).
+
+    ``sum_j p_j = r u`` holds at every temperature, so when ``r u`` is not an integer one
+    belief stays at its fractional part however low ``T`` goes (an odd ``u`` with ``r =
+    1/2`` keeps one belief at 1/2: ``H = log 2``).  The annealing stops on the entropy
+    above this floor.
+    """
+    f = n_unlabeled * positive_fraction
+    f -= math.floor(f)
+    if f < 1e-9 or f > 1.0 - 1e-9:
+        return 0.0
+    return -(f * math.log(f) + (1.0 - f) * math.log1p(-f))
+
+
 def binary_entropy(p: np.ndarray) -> float:
     """``H(p) = -sum_j [p_j log p_j + (1 - p_j) log(1 - p_j)]``."""
     return -float(np.sum(_xlogx(p) + _xlogx(1.0 - p)))
@@ -616,6 +631,7 @@ def deterministic_annealing_rows(rows, lam: float, lam_u: float, positive_fracti
         return DAResult(w=w, beliefs=rows.best_beliefs(), objective=sup.objective,
                         n_iter=sup.n_iter, n_cg_iter=sup.n_cg_iter)
     T = 10.0 * lam_u if temperature_init is None else float(temperature_init)
+    floor = balance_entropy_floor(u, r)
     best_obj = rows.transductive_objective(reg.value(w), lam_u)
     best_w = w.copy()
     history = []
@@ -653,11 +669,11 @@ def deterministic_annealing_rows(rows, lam: float, lam_u: float, positive_fracti
         logger.debug("DA T=%.4g inner=%d entropy/u=%.3g objective=%.8g best=%.8g", T,
                      _inner + 1, entropy / u, tobj, best_obj)
         bar.update()
-        if entropy < u * entropy_tol:
+        if entropy - floor < u * entropy_tol:
             break
         T /= temperature_decay
     else:
-        if entropy >= u * _SOFT_ENTROPY_FACTOR * entropy_tol:
+        if entropy - floor >= u * _SOFT_ENTROPY_FACTOR * entropy_tol:
             report_unconverged("DA annealing",
                                f"T={T * temperature_decay:.3g} with the beliefs still soft: "
                                f"entropy/u={entropy / u:.3g}, entropy_tol={entropy_tol:g}; "
@@ -669,9 +685,9 @@ def deterministic_annealing_rows(rows, lam: float, lam_u: float, positive_fracti
                     n_cg_iter=n_cg, history=history)
 
 
-# The temperature budget may end the path a little above ``entropy_tol`` (SecStr with the
-# defaults: H/u = 8e-6 after 30 temperatures, beliefs within 1e-6 of hard labels: nothing
-# left to change).  Above this many times ``entropy_tol`` the beliefs are still soft and the
-# path was cut short of the hard-label limit the method is defined by: say so.
+# The temperature budget may end the path a little above ``entropy_tol`` with nothing left
+# to change.  Above this many times ``entropy_tol`` (over the balance floor) the beliefs are
+# still soft and the path was cut short of the hard-label limit the method is defined by:
+# say so.
 _SOFT_ENTROPY_FACTOR = 100.0
 
