@@ -118,7 +118,7 @@ class SDPResult:
 def ussl_sdp(K: np.ndarray, y_l: np.ndarray, C_L: float, C_U: float, epsilon: float,
              big_M: float, C_I: float | None = None, solver: str | None = None,
              tol: float = 1e-6, max_iter: int | None = None,
-             reduced: bool = True) -> SDPResult:
+             reduced: bool = True, collapse: bool | None = None) -> SDPResult:
     """The SDP relaxation of USSL (Problem V), with the epsilon and bias fixes.
 
     For labels ``y`` and memberships ``d`` fixed, Problem II's dual (the thesis's
@@ -170,6 +170,8 @@ def ussl_sdp(K: np.ndarray, y_l: np.ndarray, C_L: float, C_U: float, epsilon: fl
         ``optimal_inaccurate``; its value is then no certified bound.
     reduced : bool, default=True
         Solve the equivalent smaller LMI (above).
+    collapse : bool or None, default=None
+        Write ``M_y = E Q E^T`` (above); ``None``: as ``reduced``.
 
     Returns
     -------
@@ -184,7 +186,7 @@ def ussl_sdp(K: np.ndarray, y_l: np.ndarray, C_L: float, C_U: float, epsilon: fl
     C_I = C_U if C_I is None else C_I
     d = cp.Variable(m, name="d")
     t = cp.Variable(name="t")
-    if reduced:
+    if reduced if collapse is None else collapse:
         # M_y >> 0 with the rank-one labeled block y_l y_l^T fixed means every labeled row of
         # M_y is y_i y_1 times the first one: M_y = E Q E^T with Q >> 0 over (first labeled
         # row, unlabeled rows), diag(Q) = 1.  Smaller cone, and Q has interior points.
