@@ -357,17 +357,23 @@ def run_digits(name: str, runs: int, sdp_runs: int, digits, tag: str = "",
                        "rel_flagged": 100 * float(np.mean(~sdp.relevant_[rel_unl])),
                        "sdp_value": sdp.sdp_value_, "objective": sdp.objective_,
                        "wall": wall, "cpu": cpu}
-                if SDP_FIXED:  # also at the fixed setting, beside the no-CV columns
-                    fx, fw, fc = _timed(MixtureSSL(method="sdp", sdp_tol=SDP_TOL,
-                                                   sdp_max_iter=SDP_MAX_ITER,
-                                                   C_L=FIXED["C"], C_U=FIXED["C"],
-                                                   epsilon=FIXED["epsilon"]).fit, X, y)
-                    rec["fixed"] = {"acc": 100 * fx.score(Xt, yt), "wall": fw, "cpu": fc,
-                                    "irr_flagged": 100 * float(np.mean(~fx.relevant_[is_irr])),
-                                    "rel_flagged": 100 * float(np.mean(~fx.relevant_[rel_unl]))}
                 _append_jsonl(log, rec)
                 done.add((dig, run, "sdp"))
                 print(dig, run, "sdp", flush=True)
+            if SDP_FIXED and run < sdp_runs and (dig, run, "sdp_fixed") not in done:
+                # the SDP route at the fixed setting too, beside the no-CV columns
+                fx, fw, fc = _timed(MixtureSSL(method="sdp", sdp_tol=SDP_TOL,
+                                               sdp_max_iter=SDP_MAX_ITER, C_L=FIXED["C"],
+                                               C_U=FIXED["C"], epsilon=FIXED["epsilon"]).fit,
+                                    X, y)
+                rel_unl = (~is_irr) & (y == -1)
+                _append_jsonl(log, {"digit": dig, "run": run, "kind": "sdp_fixed",
+                                    "sdp_tol": SDP_TOL, "sdp_max_iter": SDP_MAX_ITER,
+                                    "acc": 100 * fx.score(Xt, yt), "wall": fw, "cpu": fc,
+                                    "irr_flagged": 100 * float(np.mean(~fx.relevant_[is_irr])),
+                                    "rel_flagged": 100 * float(np.mean(~fx.relevant_[rel_unl]))})
+                done.add((dig, run, "sdp_fixed"))
+                print(dig, run, "sdp_fixed", flush=True)
     return digits_table(name, tag, digits)
 
 
@@ -523,6 +529,7 @@ def sdp_paired_table(name: str, tag: str, digits) -> str:
     cvs = {(r["digit"], r["run"]): r for r in recs if r["kind"] == "cv"}
     sdps = {(r["digit"], r["run"]): r for r in recs if r["kind"] == "sdp"
             and (r["digit"], r["run"]) in cvs}
+    sfx = {(r["digit"], r["run"]): r for r in recs if r["kind"] == "sdp_fixed"}
     if not sdps:
         return ""
     rows, wins, wins_fx, n_fx = [], 0, 0, 0
@@ -542,18 +549,18 @@ def sdp_paired_table(name: str, tag: str, digits) -> str:
             f"{np.mean([sdps[k].get('rel_flagged', np.nan) for k in keys]):.0f}%",
             f"{np.mean([sdps[k]['cpu'] for k in keys]):.1f} / "
             f"{np.mean([cvs[k]['USSL']['fit_cpu'] for k in keys]):.2f}"]
-        fk = [k for k in keys if "fixed" in sdps[k] and "fixed" in cvs[k]]
+        fk = [k for k in sorted(sfx) if k[0] == dig and k in cvs and "fixed" in cvs[k]]
         if fk:
             f = {c: np.mean([cvs[k]["fixed"][c] for k in fk]) for c in ("USVM", "SSL", "USSL")}
-            fs = np.mean([sdps[k]["fixed"]["acc"] for k in fk])
+            fs = np.mean([sfx[k]["acc"] for k in fk])
             fwin = fs > max(f["USVM"], f["SSL"])
             wins_fx += int(fwin)
             n_fx += 1
             row += [len(fk), " / ".join(f"{f[c]:.2f}" for c in ("USVM", "SSL", "USSL")),
                     f"{fs:.2f}", "yes" if fwin else "no",
-                    f"{np.mean([sdps[k]['fixed']['irr_flagged'] for k in fk]):.0f}% / "
-                    f"{np.mean([sdps[k]['fixed']['rel_flagged'] for k in fk]):.0f}%",
-                    f"{np.mean([sdps[k]['fixed']['cpu'] for k in fk]):.1f}"]
+                    f"{np.mean([sfx[k]['irr_flagged'] for k in fk]):.0f}% / "
+                    f"{np.mean([sfx[k]['rel_flagged'] for k in fk]):.0f}%",
+                    f"{np.mean([sfx[k]['cpu'] for k in fk]):.1f}"]
         else:
             row += ["-"] * 6
         rows.append(row)
