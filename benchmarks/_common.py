@@ -322,3 +322,31 @@ def semi_targets(y: np.ndarray, labeled: np.ndarray) -> np.ndarray:
     out = np.full(y.shape[0], -1, dtype=np.int64)
     out[labeled] = y[labeled]
     return out
+
+
+def secstr_full(n_labeled: int = 10000, split: int = 0, dtype=np.float64):
+    """SecStr one-hot with its extra unlabeled windows: 1,273,151 x 315 CSR, 19M non-zeros.
+
+    The 83,679 rows of the SSL-book set come first, then the 1,189,472 windows of
+    :func:`semisup.datasets.load_secstr_extra` (unlabeled by construction).
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (1273151, 315)
+    y_semi : ndarray of int64
+        Labels (0/1) of the official ``n_labeled``-point split ``split``, -1 elsewhere.
+    y : ndarray of int64
+        Labels of the 83,679 pool rows, -1 for the extra rows (no label exists).
+    held_out : ndarray of int64
+        The pool rows outside the split (for accuracy).
+    """
+    from semisup.datasets import load_secstr_extra, load_sslbook, one_hot_secstr
+
+    s = load_sslbook("secstr", n_labeled)
+    extra = load_secstr_extra()
+    X = sp.vstack([one_hot_secstr(s.X, dtype=dtype), one_hot_secstr(extra, dtype=dtype)],
+                  format="csr")
+    del extra
+    y = np.concatenate([s.y, np.full(X.shape[0] - s.y.size, -1)]).astype(np.int64)
+    y_semi = semi_targets(y, s.splits[split])
+    return X, y_semi, y, s.unlabeled_splits[split]

@@ -75,24 +75,15 @@ def release_free_heap() -> None:
 
 def load(problem: str):
     """X (all rows), y_semi (-1 = unlabeled), evaluation rows and their labels, extras."""
-    import scipy.sparse as sp
-    from _common import mnist_even_odd, pick_labeled, semi_targets
-
-    from semisup.datasets import load_secstr_extra, load_sslbook, one_hot_secstr
+    from _common import mnist_even_odd, pick_labeled, secstr_full, semi_targets
 
     if problem == "mnist":
         X, y = mnist_even_odd()
         lab = pick_labeled(y, 1000, seed=0)
         y_semi = semi_targets(y, lab)
         return X, y_semi, np.flatnonzero(y_semi == -1), y, "1,000 random rows labeled"
-    s = load_sslbook("secstr", 10000)
-    extra = load_secstr_extra()
-    X = sp.vstack([one_hot_secstr(s.X), one_hot_secstr(extra)], format="csr")
-    del extra
-    y = np.concatenate([s.y, np.full(X.shape[0] - s.y.size, -1)])
-    y_semi = np.full(X.shape[0], -1, dtype=np.int64)
-    y_semi[s.splits[0]] = s.y[s.splits[0]]
-    return X, y_semi, s.unlabeled_splits[0], y, "official 10,000-labeled split 0"
+    X, y_semi, y, held_out = secstr_full(10000)
+    return X, y_semi, held_out, y, "official 10,000-labeled split 0"
 
 
 def child(problem: str, method: str, limit: float, log_path: Path, out_path: Path) -> None:
