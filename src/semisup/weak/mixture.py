@@ -524,7 +524,7 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
     sdp_max_iter : int or None, default=None
         Cap on the SDP solver's iterations (``None``: SCS's 100,000).  At the thesis's size
         (n = 130) SCS's primal residual stalls near 1e-2 while the value settles within
-        ~1 % in 500-1,000 iterations (~8 CPU-s per 1,000); a capped run is a heuristic
+        ~1 % in 500-1,000 iterations (~9 CPU-s per 1,000); a capped run is a heuristic
         start for the rounding, not a certified bound.
     n_roundings : int, default=10
         Random-hyperplane roundings of the SDP's label matrix tried besides the two
