@@ -71,6 +71,9 @@ def grids() -> tuple[list, list, list]:
             [{"C_L": GRID["C_L"], "C_U": GRID["C_U"]}],
             [{"C_L": GRID["C_L"], "C_U": GRID["C_U"], "epsilon": eps}])
 FIXED = {"C": 10.0, "epsilon": 0.2, "C_irrelevant": None}
+SDP_TOL = 1e-4     # accuracy of the SDP column's solver (--sdp-tol)
+SDP_MAX_ITER = 1000  # cap on its SCS iterations (--sdp-max-iter; the residual stalls at n = 130)
+SDP_FIXED = False  # the SDP column also at the FIXED setting (--sdp-fixed)
 
 
 def tsvm_for(C_L: float, C_U: float, l: int, u: int) -> TransductiveSVM:
@@ -342,14 +345,35 @@ def run_digits(name: str, runs: int, sdp_runs: int, digits, tag: str = "",
             if run < sdp_runs and (dig, run, "sdp") not in done and (dig, run, "cv") in done:
                 cv = next(r for r in _load_jsonl(log)
                           if (r["digit"], r["run"], r["kind"]) == (dig, run, "cv"))
-                sdp, wall, cpu = _timed(MixtureSSL(method="sdp", **cv["USSL"]["best"]).fit,
-                                        X, y)
-                _append_jsonl(log, {"digit": dig, "run": run, "kind": "sdp",
-                                    "acc": 100 * sdp.score(Xt, yt),
-                                    "irr_flagged": 100 * float(np.mean(~sdp.relevant_[is_irr])),
-                                    "wall": wall, "cpu": cpu})
+                sdp, wall, cpu = _timed(MixtureSSL(method="sdp", sdp_tol=SDP_TOL,
+                                                   sdp_max_iter=SDP_MAX_ITER,
+                                                   **cv["USSL"]["best"]).fit, X, y)
+                rel_unl = (~is_irr) & (y == -1)
+                rec = {"digit": dig, "run": run, "kind": "sdp", "sdp_tol": SDP_TOL,
+                       "sdp_max_iter": SDP_MAX_ITER, "sdp_status": sdp.fit_result_.status,
+                       "sdp_solve_s": sdp.fit_result_.solve_time,
+                       "acc": 100 * sdp.score(Xt, yt),
+                       "irr_flagged": 100 * float(np.mean(~sdp.relevant_[is_irr])),
+                       "rel_flagged": 100 * float(np.mean(~sdp.relevant_[rel_unl])),
+                       "sdp_value": sdp.sdp_value_, "objective": sdp.objective_,
+                       "wall": wall, "cpu": cpu}
+                _append_jsonl(log, rec)
                 done.add((dig, run, "sdp"))
                 print(dig, run, "sdp", flush=True)
+            if SDP_FIXED and run < sdp_runs and (dig, run, "sdp_fixed") not in done:
+                # the SDP route at the fixed setting too, beside the no-CV columns
+                fx, fw, fc = _timed(MixtureSSL(method="sdp", sdp_tol=SDP_TOL,
+                                               sdp_max_iter=SDP_MAX_ITER, C_L=FIXED["C"],
+                                               C_U=FIXED["C"], epsilon=FIXED["epsilon"]).fit,
+                                    X, y)
+                rel_unl = (~is_irr) & (y == -1)
+                _append_jsonl(log, {"digit": dig, "run": run, "kind": "sdp_fixed",
+                                    "sdp_tol": SDP_TOL, "sdp_max_iter": SDP_MAX_ITER,
+                                    "acc": 100 * fx.score(Xt, yt), "wall": fw, "cpu": fc,
+                                    "irr_flagged": 100 * float(np.mean(~fx.relevant_[is_irr])),
+                                    "rel_flagged": 100 * float(np.mean(~fx.relevant_[rel_unl]))})
+                done.add((dig, run, "sdp_fixed"))
+                print(dig, run, "sdp_fixed", flush=True)
     return digits_table(name, tag, digits)
 
 
@@ -496,7 +520,147 @@ def digits_table(name: str, tag: str, digits) -> str:
             f"on **{fixed_wins} of {n_fixed}** at the fixed setting (C_L = C_U = {FIXED['C']:g}, "
             f"eps = {FIXED['epsilon']:g}, C_irrelevant = {FIXED['C_irrelevant'] or 'C_U'}).  "
             f"CV: 3-fold LabeledStratifiedKFold on the 40 labeled rows; grid {grid}.\n\n"
-            + table(headers, rows))
+            + table(headers, rows) + sdp_paired_table(name, tag, digits))
+
+
+def sdp_paired_table(name: str, tag: str, digits) -> str:
+    """The runs that have the SDP column: all four columns on exactly those runs."""
+    recs = _load_jsonl(RESULTS_DIR / f"weak_{name}{tag}_runs.jsonl")
+    cvs = {(r["digit"], r["run"]): r for r in recs if r["kind"] == "cv"}
+    sdps = {(r["digit"], r["run"]): r for r in recs if r["kind"] == "sdp"
+            and (r["digit"], r["run"]) in cvs}
+    sfx = {(r["digit"], r["run"]): r for r in recs if r["kind"] == "sdp_fixed"}
+    if not sdps:
+        return ""
+    rows, wins, wins_fx, n_fx = [], 0, 0, 0
+    for dig in digits:
+        keys = sorted(k for k in sdps if k[0] == dig)
+        if not keys:
+            continue
+        acc = {c: np.array([cvs[k][c]["acc"] for k in keys]) for c in ("USVM", "SSL", "USSL")}
+        sd = np.array([sdps[k]["acc"] for k in keys])
+        win = sd.mean() > max(acc["USVM"].mean(), acc["SSL"].mean())
+        wins += int(win)
+        diff = sd - acc["USSL"]
+        row = [dig, len(keys)] + [f"{acc[c].mean():.2f}" for c in ("USVM", "SSL", "USSL")] + [
+            f"{sd.mean():.2f}", "yes" if win else "no",
+            f"{diff.mean():+.2f} ({int(np.sum(diff > 0))} / {int(np.sum(diff < 0))})",
+            f"{np.mean([sdps[k]['irr_flagged'] for k in keys]):.0f}% / "
+            f"{np.mean([sdps[k].get('rel_flagged', np.nan) for k in keys]):.0f}%",
+            f"{np.mean([sdps[k]['cpu'] for k in keys]):.1f} / "
+            f"{np.mean([cvs[k]['USSL']['fit_cpu'] for k in keys]):.2f}"]
+        fk = [k for k in sorted(sfx) if k[0] == dig and k in cvs and "fixed" in cvs[k]]
+        if fk:
+            f = {c: np.mean([cvs[k]["fixed"][c] for k in fk]) for c in ("USVM", "SSL", "USSL")}
+            fs = np.mean([sfx[k]["acc"] for k in fk])
+            fwin = fs > max(f["USVM"], f["SSL"])
+            wins_fx += int(fwin)
+            n_fx += 1
+            row += [len(fk), " / ".join(f"{f[c]:.2f}" for c in ("USVM", "SSL", "USSL")),
+                    f"{fs:.2f}", "yes" if fwin else "no",
+                    f"{np.mean([sfx[k]['irr_flagged'] for k in fk]):.0f}% / "
+                    f"{np.mean([sfx[k]['rel_flagged'] for k in fk]):.0f}%",
+                    f"{np.mean([sfx[k]['cpu'] for k in fk]):.1f}"]
+        else:
+            row += ["-"] * 6
+        rows.append(row)
+    headers = ["irrelevant digit", "runs with SDP", "USVM (CV)", "SSL (CV)",
+               "USSL scalable (CV)", "USSL SDP (scalable's CV choice)", "SDP > both baselines",
+               "SDP − scalable: mean (won / lost)", "SDP: irrelevant / relevant flagged",
+               "CPU s per fit: SDP / scalable",
+               "no-CV runs with SDP", "no CV: USVM / SSL / USSL scalable", "no CV: USSL SDP",
+               "no CV: SDP > both", "no CV SDP: irrelevant / relevant flagged",
+               "no CV: SDP CPU s"]
+    tols = sorted({(r.get("sdp_tol", 1e-6), r.get("sdp_max_iter")) for r in sdps.values()},
+                  key=str)
+    return (f"\n\n### The SDP column side by side, on the runs that have it (SCS tolerance, "
+            f"iteration cap: {', '.join(f'{t:g}, {c}' for t, c in tols)})\n\n"
+            f"USSL SDP beats both baselines on "
+            f"**{wins} of {len(rows)}** sets with the CV columns"
+            + (f", on **{wins_fx} of {n_fx}** at the fixed setting" if n_fx else "")
+            + ".\n\n" + table(headers, rows))
+
+
+# ----------------------------------------------------------------------------- SDP cost
+
+SDP_PROFILE = (  # (label, n_labeled per class, relevant unlabeled per class, irrelevant, options)
+    ("reduced, SCS 1e-4, cap 500", 20, 30, 30, {"tol": 1e-4, "max_iter": 500}),
+    ("reduced, SCS 1e-4, cap 1000", 20, 30, 30, {"tol": 1e-4, "max_iter": 1000}),
+    ("reduced, SCS 1e-4, cap 3000", 20, 30, 30, {"tol": 1e-4, "max_iter": 3000}),
+    ("direct, SCS 1e-4, cap 1000", 20, 30, 30, {"tol": 1e-4, "max_iter": 1000,
+                                                 "reduced": False}),
+    ("n = 60: reduced, SCS 1e-6", 10, 10, 20, {"tol": 1e-6}),
+    ("n = 60: direct, SCS 1e-6, cap 20000", 10, 10, 20, {"tol": 1e-6, "max_iter": 20_000,
+                                                         "reduced": False}),
+    ("n = 60: reduced, Clarabel", 10, 10, 20, {"solver": "CLARABEL"}),
+    # direct form with Clarabel at n = 60: killed at 5.9 GB RSS (its LMI has 111 rows)
+)
+
+
+def run_sdp_profile(name: str = "usps", digit: int = 0, run: int = 0, only=None) -> str:
+    """Where the SDP route's time goes, at the thesis's size (n = 130) and at n = 60.
+
+    One task (``digit_task(digit, run)``, C_L = C_U = 10, eps = 0.2, big-M from the
+    supervised fit); per configuration of :func:`ussl_sdp` (reduced or direct LMI, SCS or
+    Clarabel, tolerance): cvxpy compile time, solver time and iterations, the SDP value,
+    peak RSS; then the rounding (24 refits) with the parametrised factored QP and with the
+    former one-cvxpy-problem-per-refit (a few, extrapolated).  Resumable (one JSON line per
+    configuration).
+    """
+    from semisup.weak._cvx import hinge_universum_qp
+    from semisup.weak.mixture import FixedMembershipQP, round_sdp, ussl_sdp
+
+    log = RESULTS_DIR / f"weak_sdpprof_{name}_runs.jsonl"
+    done = {r["config"] for r in _load_jsonl(log)}
+    data = load_digits_split(name)
+    C, eps = FIXED["C"], FIXED["epsilon"]
+    for label, n_lab, n_rel, n_irr, opts in SDP_PROFILE:
+        if label in done or (only and label not in only):
+            continue
+        X, y, _, _, _ = digit_task(data, digit, np.random.default_rng([digit, run]),
+                                   n_lab=n_lab, n_rel=n_rel, n_irr=n_irr)
+        lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
+        Z = np.hstack([X[np.r_[lab, unl]], np.ones((y.size, 1))])
+        y_l = np.where(y[lab] == 1, 1.0, -1.0)
+        l, m = lab.size, unl.size
+        qp = FixedMembershipQP(Z, l, C, C, C, eps)
+        w0 = qp.solve(y_l, np.ones(m), np.zeros(m, bool), labeled_only=True)
+        big_M = max(2.0, 1.0 + eps + float(np.abs(Z[l:] @ w0).max()))
+        with PeakRSS() as mem:
+            sdp, wall, cpu = _timed(ussl_sdp, Z @ Z.T, y_l, C, C, eps, big_M, **opts)
+        rec = {"config": label, "set": name, "digit": digit, "run": run, "n": int(y.size),
+               "value": sdp.value, "status": sdp.status, "compile": sdp.compile_time,
+               "solve": sdp.solve_time, "iters": sdp.n_iter, "wall": wall, "cpu": cpu,
+               "rss_rise_mib": (mem.peak - mem.start) / 2 ** 20}
+        if opts.get("max_iter") == 1000 and opts.get("reduced", True):
+            (_, _, _), rw, rc = _timed(round_sdp, sdp, Z, y_l, C, C, C, eps, refit=qp)
+            rec["round_wall"], rec["round_cpu"] = rw, rc
+            k = 3  # the former route: one cvxpy problem on the full Z per candidate
+            t0 = time.process_time()
+            for j in range(k):
+                rel = sdp.d > 0.5 if j % 2 else sdp.d >= np.median(sdp.d)
+                Zu = Z[l:]
+                hinge_universum_qp(np.vstack([Z[:l], Zu[rel]]),
+                                   np.r_[y_l, sdp.labels_u[rel]], Zu[~rel],
+                                   np.r_[np.full(l, C), np.full(rel.sum(), C)], C, eps,
+                                   fit_bias=False)
+            rec["old_refit_cpu_each"] = (time.process_time() - t0) / k
+        _append_jsonl(log, rec)
+        print(rec, flush=True)
+    rows = []
+    for r in _load_jsonl(log):
+        rows.append([r["config"], r["n"], f"{r['value']:.5g}", r["status"], r["iters"],
+                     f"{r['compile']:.2f}", f"{r['solve']:.2f}",
+                     f"{r['wall']:.1f} / {r['cpu']:.1f}", f"{r['rss_rise_mib']:.0f}",
+                     (f"{r['round_wall']:.1f} / {r['round_cpu']:.1f}"
+                      if "round_cpu" in r else "-"),
+                     f"{r['old_refit_cpu_each']:.2f}" if "old_refit_cpu_each" in r else "-"])
+    headers = ["configuration", "n", "SDP value", "status", "solver iterations",
+               "cvxpy compile s", "solver s", "SDP wall / CPU s", "RSS rise MiB",
+               "rounding (24 refits, parametrised) wall / CPU s",
+               "former refit: CPU s each (x24 per fit)"]
+    return (f"## Cost of the SDP route: {name.upper()} 5 vs 8, irrelevant digit {digit}, "
+            f"run {run}; C_L = C_U = {C:g}, eps = {eps:g}\n\n" + table(headers, rows))
 
 
 # ----------------------------------------------------------------------------- scale
@@ -955,7 +1119,7 @@ def chapter6_text_table(tag: str = "") -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("synthetic", "usps", "mnist", "scale", "ch6",
-                                       "ch6text"),
+                                       "ch6text", "sdpprof"),
                     default="synthetic")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--sdp-reps", type=int, default=5)
@@ -976,6 +1140,12 @@ def main() -> None:
                     help="usps/mnist/synthetic/ch6text: only render the table from the logs")
     ap.add_argument("--sdp-only", action="store_true",
                     help="usps/mnist: only fill in the SDP column of runs already done")
+    ap.add_argument("--sdp-tol", type=float, default=1e-4,
+                    help="usps/mnist: SCS tolerance of the SDP column (MixtureSSL.sdp_tol)")
+    ap.add_argument("--sdp-max-iter", type=int, default=1000,
+                    help="usps/mnist: SCS iteration cap of the SDP column")
+    ap.add_argument("--sdp-fixed", action="store_true",
+                    help="usps/mnist: the SDP column also at the fixed setting (no CV)")
     ap.add_argument("--stds", default="0.1,0.2,0.3", help="irrelevant spreads (synthetic)")
     ap.add_argument("--tag", default="", help="suffix of the results file (parallel runs)")
     ap.add_argument("--cirr-cv", default=None,
@@ -983,6 +1153,13 @@ def main() -> None:
                          "the fixed C_L = C_U = 10, eps = 0.2")
     ap.add_argument("--pixel-scale", type=float, default=1.0,
                     help="ch6: multiply the images (255: raw grey levels)")
+    ap.add_argument("--set", default="usps", help="sdpprof: usps or mnist")
+    ap.add_argument("--factors", default="1,10,100", help="scale: unlabeled multiples")
+    ap.add_argument("--scale-digits", default="0,7", help="scale: irrelevant digits (MNIST)")
+    ap.add_argument("--synthetic-rows", type=int, default=100_000,
+                    help="scale: rows of the synthetic set (0: skip)")
+    ap.add_argument("--only", default=None,
+                    help="sdpprof: ';'-separated configuration labels to run")
     ap.add_argument("--cv", action="store_true",
                     help="ch6text: the blind version (labeled-only CV), log tag _cv")
     args = ap.parse_args()
@@ -990,6 +1167,8 @@ def main() -> None:
     GRID["C_L"] = GRID["C_U"] = [float(c) for c in args.c_grid.split(",")]
     GRID["tie_c"] = args.tie_c
     FIXED["C_irrelevant"] = args.fixed_c_irr
+    global SDP_TOL, SDP_FIXED, SDP_MAX_ITER
+    SDP_TOL, SDP_FIXED, SDP_MAX_ITER = args.sdp_tol, args.sdp_fixed, args.sdp_max_iter
     cirr = [float(v) for v in args.cirr_cv.split(",")] if args.cirr_cv else None
     with Contention() as load:
         if args.table_only:
@@ -1006,7 +1185,12 @@ def main() -> None:
             section = run_synthetic(args.reps, args.sdp_reps,
                                     [float(v) for v in args.stds.split(",")], args.tag)
         elif args.part == "scale":
-            section = run_scale(tag=args.tag)
+            section = run_scale(factors=[int(f) for f in args.factors.split(",") if f],
+                                digits=[int(d) for d in args.scale_digits.split(",") if d],
+                                synthetic_rows=args.synthetic_rows, tag=args.tag)
+        elif args.part == "sdpprof":
+            section = run_sdp_profile(args.set, only=args.only.split(";") if args.only
+                                      else None)
         elif args.part == "ch6":
             section = run_chapter6(args.runs, tag=args.tag, pixel_scale=args.pixel_scale)
         elif args.part == "ch6text" and args.cv:
@@ -1028,6 +1212,8 @@ def main() -> None:
         suffix = "" if args.tag else "_cv"
     if cirr:
         suffix = "" if args.tag else "_cirrcv"
+    if args.part == "sdpprof":
+        suffix = "_" + args.set
     report(f"weak_{args.part}{args.tag}{suffix}", f"USSL reproduction: {args.part}",
            [section, load.line()])
 

@@ -50,16 +50,36 @@ def default_solver(cp, psd: bool = False) -> str:
     return "OSQP" if "OSQP" in installed else "SCS"
 
 
-def solve(cp, problem, solver: str | None, psd: bool = False) -> None:
-    """Solve ``problem``; raise a clear error when the solver does not reach optimality."""
+def solver_options(name: str, tol: float | None = None, max_iter: int | None = None) -> dict:
+    """Accuracy options of a cvxpy solver: ``tol`` is SCS's ``eps_abs = eps_rel`` (default
+    1e-6) or Clarabel's absolute and relative gap tolerances; ``max_iter`` caps SCS's
+    iterations (default 100,000) or Clarabel's; other solvers keep their defaults."""
+    if name == "SCS":
+        eps = 1e-6 if tol is None else tol
+        return {"eps_abs": eps, "eps_rel": eps,
+                "max_iters": 100_000 if max_iter is None else int(max_iter)}
+    out: dict = {}
+    if name == "CLARABEL":
+        if tol is not None:
+            out.update(tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol)
+        if max_iter is not None:
+            out["max_iter"] = int(max_iter)
+    return out
+
+
+def solve(cp, problem, solver: str | None, psd: bool = False, tol: float | None = None,
+          max_iter: int | None = None, **kwargs) -> None:
+    """Solve ``problem``; raise a clear error when the solver does not reach optimality.
+
+    ``kwargs`` go to :meth:`cvxpy.Problem.solve` (``warm_start``, say).
+    """
     name = solver or default_solver(cp, psd)
-    options = {"eps": 1e-6, "max_iters": 100_000} if name == "SCS" else {}
     try:
-        problem.solve(solver=name, **options)
+        problem.solve(solver=name, **solver_options(name.upper(), tol, max_iter), **kwargs)
     except cp.error.SolverError:
         if solver is not None:
             raise
-        problem.solve(solver="SCS", eps=1e-7, max_iters=200_000)
+        problem.solve(solver="SCS", eps_abs=1e-7, eps_rel=1e-7, max_iters=200_000, **kwargs)
     if problem.status not in ("optimal", "optimal_inaccurate"):
         raise RuntimeError(f"cvxpy ({name}) ended with status {problem.status!r}")
 

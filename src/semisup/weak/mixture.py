@@ -50,7 +50,7 @@ from semisup.losses import HingeTerms
 from semisup.regularizers import Ridge
 from semisup.solvers.design import Design
 from semisup.solvers.mfn import l2svm_mfn
-from semisup.weak._cvx import check_solver, hinge_universum_qp, import_cvxpy, solve
+from semisup.weak._cvx import check_solver, import_cvxpy, solve
 
 logger = logging.getLogger("semisup.weak.mixture")
 
@@ -98,6 +98,10 @@ class SDPResult:
         Rounded memberships ``d_j > 1/2``.
     status : str
         cvxpy status.
+    compile_time, solve_time : float
+        Seconds cvxpy spent building the solver's problem, and the solver's own time.
+    n_iter : int or None
+        Solver iterations, when the solver reports them.
     """
 
     value: float
@@ -106,10 +110,15 @@ class SDPResult:
     labels_u: np.ndarray
     relevant: np.ndarray
     status: str
+    compile_time: float = float("nan")
+    solve_time: float = float("nan")
+    n_iter: int | None = None
 
 
 def ussl_sdp(K: np.ndarray, y_l: np.ndarray, C_L: float, C_U: float, epsilon: float,
-             big_M: float, C_I: float | None = None, solver: str | None = None) -> SDPResult:
+             big_M: float, C_I: float | None = None, solver: str | None = None,
+             tol: float = 1e-6, max_iter: int | None = None,
+             reduced: bool = True, collapse: bool | None = None) -> SDPResult:
     """The SDP relaxation of USSL (Problem V), with the epsilon and bias fixes.
 
     For labels ``y`` and memberships ``d`` fixed, Problem II's dual (the thesis's
@@ -126,6 +135,20 @@ def ussl_sdp(K: np.ndarray, y_l: np.ndarray, C_L: float, C_U: float, epsilon: fl
     block fixed, ``D_y`` to ``diag(y_1 M_y[1, :])``, and ``d`` to ``[0, 1]`` gives an SDP
     whose value bounds ``min_{y, d} g(y, d)`` -- the MIP optimum -- from below.
 
+    ``reduced=True`` (default) solves the same SDP with a smaller matrix inequality:
+    ``P = T^T P' T`` with ``T = [[I, 0, 0], [0, I, -I]]`` (``z^-`` and ``z^+`` enter the
+    quadratic only through ``z^- - z^+``), so the LMI forces the column to be ``T^T v``
+    and is equivalent to ``[[P', v], [., 2(t - delta^T c)]] >> 0`` with
+    ``P' = [[K o M_y, D_y K_U], [K_U^T D_y, K_UU]]``, ``v = (v_lambda; s)``,
+    ``v_lambda >= a_lambda - delta_lambda`` (``nu_lambda`` eliminated) and
+    ``|s| <= eps + M d + delta_z`` (``nu^-, nu^+ >= 0`` eliminated).  The LMI shrinks from
+    ``n + 2m + 1`` to ``n + m + 1`` rows and loses the ``m``-dimensional null space the
+    direct form always has (so it has no strictly feasible point, which slows every
+    solver).  Likewise ``M_y >> 0`` with its rank-one labeled block fixed is
+    ``M_y = E Q E^T``, ``Q >> 0`` of order ``m + 1`` with ``diag(Q) = 1`` (each labeled row
+    of ``M_y`` is ``y_i y_1`` times the first).  ``reduced=False`` is the direct form, kept
+    as the cross-check.
+
     Parameters
     ----------
     K : ndarray of shape (n, n)
@@ -138,7 +161,17 @@ def ussl_sdp(K: np.ndarray, y_l: np.ndarray, C_L: float, C_U: float, epsilon: fl
     C_I : float, optional
         Cost of the epsilon-insensitive slacks (eq. 7.8's ``C_iU``); ``C_U`` by default.
     solver : str, optional
-        cvxpy solver (Clarabel when installed, else SCS).
+        cvxpy solver; ``None``: SCS (an interior-point solver's dense Newton system over
+        the LMI's ``N (N + 1) / 2`` entries needs gigabytes at ``n = 130``).
+    tol : float, default=1e-6
+        Solver accuracy: SCS's ``eps_abs = eps_rel``, Clarabel's gap tolerances.
+    max_iter : int or None, default=None
+        Cap on the solver's iterations (``None``: SCS's 100,000).  A capped SCS run ends
+        ``optimal_inaccurate``; its value is then no certified bound.
+    reduced : bool, default=True
+        Solve the equivalent smaller LMI (above).
+    collapse : bool or None, default=None
+        Write ``M_y = E Q E^T`` (above); ``None``: as ``reduced``.
 
     Returns
     -------
@@ -150,37 +183,59 @@ def ussl_sdp(K: np.ndarray, y_l: np.ndarray, C_L: float, C_U: float, epsilon: fl
     l = y_l.shape[0]
     m = n - l
     U = slice(l, n)
-    My = cp.Variable((n, n), PSD=True)
-    d = cp.Variable(m)
-    nu = cp.Variable(n + 2 * m, nonneg=True)
-    delta = cp.Variable(n + m, nonneg=True)
-    t = cp.Variable()
+    C_I = C_U if C_I is None else C_I
+    d = cp.Variable(m, name="d")
+    t = cp.Variable(name="t")
+    if reduced if collapse is None else collapse:
+        # M_y >> 0 with the rank-one labeled block y_l y_l^T fixed means every labeled row of
+        # M_y is y_i y_1 times the first one: M_y = E Q E^T with Q >> 0 over (first labeled
+        # row, unlabeled rows), diag(Q) = 1.  Smaller cone, and Q has interior points.
+        Q = cp.Variable((m + 1, m + 1), PSD=True, name="Q_y")
+        idx = np.concatenate([np.zeros(l, dtype=int), np.arange(1, m + 1)])
+        sign = np.concatenate([y_l * y_l[0], np.ones(m)])
+        My = cp.multiply(np.outer(sign, sign), Q[idx, :][:, idx])
+        constraints = [cp.diag(Q) == 1, d >= 0, d <= 1]
+    else:
+        My = cp.Variable((n, n), PSD=True, name="M_y")
+        constraints = [cp.diag(My) == 1, My[:l, :l] == np.outer(y_l, y_l), d >= 0, d <= 1]
     y_vec = y_l[0] * My[0, :]                                   # y_j = y_1 M_y[1, j]
     DyKU = cp.multiply(cp.reshape(y_vec, (n, 1), order="F"), K[:, U])
     KUU = K[U, U]
-    P = cp.bmat([[cp.multiply(K, My), DyKU, -DyKU],
-                 [DyKU.T, KUU, -KUU],
-                 [-DyKU.T, -KUU, KUU]])
-    a = cp.hstack([np.ones(l), 1.0 - big_M * (1.0 - d), -(epsilon + big_M * d),
-                   -(epsilon + big_M * d)])
-    C_I = C_U if C_I is None else C_I
-    c = np.concatenate([np.full(l, C_L), np.full(m, C_U), np.full(m, C_I)])
-    Bt_delta = cp.hstack([delta[:n], delta[n:], delta[n:]])
-    u = a + nu - Bt_delta
-    N = n + 2 * m + 1
-    S = cp.Variable((N, N), PSD=True)
-    corner = 2 * (t - delta @ c)
-    lmi = cp.bmat([[P, cp.reshape(u, (N - 1, 1), order="F")],
-                   [cp.reshape(u, (1, N - 1), order="F"), cp.reshape(corner, (1, 1), order="F")]])
-    constraints = [S == lmi, cp.diag(My) == 1, My[:l, :l] == np.outer(y_l, y_l), d >= 0,
-                   d <= 1]
+    a_lam = cp.hstack([np.ones(l), 1.0 - big_M * (1.0 - d)])
+    c_lam = np.concatenate([np.full(l, C_L), np.full(m, C_U)])
+    if reduced:
+        delta_lam = cp.Variable(n, nonneg=True)
+        delta_z = cp.Variable(m, nonneg=True)
+        v_lam = cp.Variable(n)
+        s = cp.Variable(m)
+        P = cp.bmat([[cp.multiply(K, My), DyKU], [DyKU.T, KUU]])
+        col = cp.hstack([v_lam, s])
+        corner = 2 * (t - delta_lam @ c_lam - C_I * cp.sum(delta_z))
+        constraints += [v_lam >= a_lam - delta_lam, cp.abs(s) <= epsilon + big_M * d + delta_z]
+    else:
+        nu = cp.Variable(n + 2 * m, nonneg=True)
+        delta = cp.Variable(n + m, nonneg=True)
+        P = cp.bmat([[cp.multiply(K, My), DyKU, -DyKU],
+                     [DyKU.T, KUU, -KUU],
+                     [-DyKU.T, -KUU, KUU]])
+        a = cp.hstack([a_lam, -(epsilon + big_M * d), -(epsilon + big_M * d)])
+        c = np.concatenate([c_lam, np.full(m, C_I)])
+        col = a + nu - cp.hstack([delta[:n], delta[n:], delta[n:]])
+        corner = 2 * (t - delta @ c)
+    N = P.shape[0] + 1
+    lmi = cp.bmat([[P, cp.reshape(col, (N - 1, 1), order="F")],
+                   [cp.reshape(col, (1, N - 1), order="F"), cp.reshape(corner, (1, 1), order="F")]])
+    constraints.append(lmi >> 0)
     problem = cp.Problem(cp.Minimize(t), constraints)
-    solve(cp, problem, solver, psd=True)
-    M_y = np.asarray(My.value)
+    solve(cp, problem, solver, psd=True, tol=tol, max_iter=max_iter)
+    M_y = np.asarray(My.value, dtype=np.float64)
     d_val = np.clip(np.asarray(d.value), 0.0, 1.0)
     labels_u = np.where(y_l[0] * M_y[0, l:] >= 0, 1.0, -1.0)
+    stats = problem.solver_stats
     return SDPResult(value=float(problem.value), M_y=M_y, d=d_val, labels_u=labels_u,
-                     relevant=d_val > 0.5, status=problem.status)
+                     relevant=d_val > 0.5, status=problem.status,
+                     compile_time=float(getattr(problem, "compilation_time", None) or np.nan),
+                     solve_time=float(stats.solve_time or np.nan), n_iter=stats.num_iters)
 
 
 # ----------------------------------------------------------------------------------------
@@ -459,7 +514,18 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
     max_sdp_rows : int, default=200
         Refuse the SDP route above this many rows.
     sdp_solver : str or None, default=None
-        cvxpy solver of the SDP route (Clarabel when installed, else SCS).
+        cvxpy solver of the SDP relaxation; ``None``: SCS (first-order; an interior-point
+        solver such as Clarabel is exact but its dense Newton system over the matrix
+        inequality needs gigabytes beyond ~60 rows).  The rounding's refits use Clarabel.
+    sdp_tol : float, default=1e-6
+        Accuracy of the SDP solver (SCS's ``eps_abs = eps_rel``, Clarabel's gap
+        tolerances).  Keep it tight when ``sdp_value_`` is used as a bound; to bound the
+        time use ``sdp_max_iter``.
+    sdp_max_iter : int or None, default=None
+        Cap on the SDP solver's iterations (``None``: SCS's 100,000).  At the thesis's size
+        (n = 130) SCS's primal residual stalls near 1e-2 while the value settles within
+        ~1 % in 500-1,000 iterations (~9 CPU-s per 1,000); a capped run is a heuristic
+        start for the rounding, not a certified bound.
     n_roundings : int, default=10
         Random-hyperplane roundings of the SDP's label matrix tried besides the two
         deterministic ones (:func:`round_sdp`).
@@ -504,7 +570,8 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
                  positive_fraction: float | None = None, max_switches: int | None = None,
                  anneal_start: float = 1e-5, anneal_growth: float = 1.5,
                  big_M: float | None = None, max_sdp_rows: int = 200,
-                 sdp_solver: str | None = None, n_roundings: int = 10, random_state=None,
+                 sdp_solver: str | None = None, sdp_tol: float = 1e-6,
+                 sdp_max_iter: int | None = None, n_roundings: int = 10, random_state=None,
                  fit_intercept: bool = True,
                  intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int = 50,
                  max_cg_iter: int = 10_000):
@@ -521,6 +588,8 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         self.big_M = big_M
         self.max_sdp_rows = max_sdp_rows
         self.sdp_solver = sdp_solver
+        self.sdp_tol = sdp_tol
+        self.sdp_max_iter = sdp_max_iter
         self.n_roundings = n_roundings
         self.random_state = random_state
         self.fit_intercept = fit_intercept
@@ -554,6 +623,9 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         check_int(self.max_sdp_rows, "max_sdp_rows")
         check_int(self.n_roundings, "n_roundings")
         check_solver(self.sdp_solver, "sdp_solver")
+        check_positive(self.sdp_tol, "sdp_tol")
+        if self.sdp_max_iter is not None:
+            check_int(self.sdp_max_iter, "sdp_max_iter")
         if self.method == "sdp" and not self.allow_irrelevant:
             raise ValueError("allow_irrelevant=False is the TSVM: use method='alternating'")
 
@@ -637,20 +709,22 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         if self.fit_intercept:
             X = np.hstack([X, np.full((n, 1), self.intercept_scaling)])
         K = X @ X.T
+        # the refits (and the supervised fit for big-M) use Clarabel/OSQP, not the SDP's SCS
+        qp = FixedMembershipQP(X, l, self.C_L, self.C_U, C_I, float(self.epsilon))
         big_M = self.big_M
         if big_M is None:
-            w0, _, _ = hinge_universum_qp(X[:l], y_l, None, self.C_L, 0.0, 0.0, fit_bias=False,
-                                          solver=self.sdp_solver)
+            w0 = qp.solve(y_l, np.ones(n - l), np.zeros(n - l, dtype=bool), labeled_only=True)
             big_M = max(2.0, 1.0 + self.epsilon + float(np.abs(X[l:] @ w0).max(initial=0.0)))
         self.big_M_ = float(big_M)
         sdp = ussl_sdp(K, y_l, self.C_L, self.C_U, float(self.epsilon), float(big_M),
-                       C_I=C_I, solver=self.sdp_solver)
+                       C_I=C_I, solver=self.sdp_solver, tol=float(self.sdp_tol),
+                       max_iter=self.sdp_max_iter)
         self.sdp_value_ = sdp.value
         self.fit_result_ = sdp
         self.n_iter_ = 1
         w, labels_u, rel = round_sdp(sdp, X, y_l, self.C_L, self.C_U, C_I, float(self.epsilon),
                                      n_samples=self.n_roundings, random_state=self.random_state,
-                                     solver=self.sdp_solver)
+                                     refit=qp)
         self.sdp_labels_ = labels_u
         return w, rel, "hinge"
 
@@ -668,7 +742,7 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
 
 def round_sdp(sdp: SDPResult, Z: np.ndarray, y_l: np.ndarray, C_L: float, C_U: float,
               C_I: float, epsilon: float, n_samples: int = 10, random_state=None,
-              solver: str | None = None):
+              solver: str | None = None, refit: FixedMembershipQP | None = None):
     """Round the SDP solution to labels and memberships, and refit (digest 6.4 item 5).
 
     The thesis leaves the rounding open, and the relaxed memberships are often all near
@@ -680,6 +754,8 @@ def round_sdp(sdp: SDPResult, Z: np.ndarray, y_l: np.ndarray, C_L: float, C_U: f
       and ``n_samples`` random-hyperplane roundings of a factor of ``M_y`` (Goemans &
       Williamson), each oriented by the first labeled row;
     * memberships: ``d_j > 1/2`` and ``d_j >= median(d)``.
+
+    ``refit`` reuses a :class:`FixedMembershipQP` built on ``Z`` (one is built otherwise).
 
     Returns
     -------
@@ -707,10 +783,11 @@ def round_sdp(sdp: SDPResult, Z: np.ndarray, y_l: np.ndarray, C_L: float, C_U: f
             label_sets.append(lab_u)
     d = sdp.d
     member_sets = [d > 0.5, d >= np.median(d)] if d.size else [d > 0.5]
+    qp = FixedMembershipQP(Z, l, C_L, C_U, C_I, epsilon, solver) if refit is None else refit
     best = None
     for lab_u in label_sets:
         for rel in member_sets:
-            w = refit_fixed(Z, y_l, lab_u, rel, C_L, C_U, C_I, epsilon, solver=solver)
+            w = qp.solve(y_l, lab_u, rel)
             o = Z @ w
             value = problem_objective(w, o[:l], y_l, o[l:], C_L, C_U, epsilon, C_I, "hinge")
             if best is None or value < best[0]:
@@ -722,20 +799,70 @@ def round_sdp(sdp: SDPResult, Z: np.ndarray, y_l: np.ndarray, C_L: float, C_U: f
     return w, lab_u, relevant
 
 
+class FixedMembershipQP:
+    """Problem II's convex QP with labels and memberships fixed, built once per data set.
+
+    A hinge Universum SVM without a free bias (``Z`` carries the constant feature): the
+    labeled rows and the relevant unlabeled rows (with their labels) pay the hinge loss,
+    the irrelevant ones the epsilon-insensitive loss (digest 6.4 item 5).  The rounding
+    solves it for a dozen or two (labels, memberships) candidates, so it is written once
+    with cvxpy parameters (labels and per-row costs; the slack form keeps it DPP, and
+    cvxpy compiles it once) and over a factor of ``Z Z^T``: with ``Z = U S V^T`` (thin SVD,
+    rank ``r <= n``) the weights are ``w = V v`` and the problem in ``v`` has ``r``
+    unknowns (``r <= n = 130`` against the 257 or 785 features of USPS and MNIST).
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, p)
+        The ``l`` labeled rows first, then the unlabeled ones.
+    n_labeled : int
+    C_L, C_U, C_I, epsilon : float
+        Costs of the labeled, relevant and irrelevant rows; insensitivity width.
+    solver : str or None
+        cvxpy solver (``None``: Clarabel, else OSQP or SCS).
+    """
+
+    def __init__(self, Z: np.ndarray, n_labeled: int, C_L: float, C_U: float, C_I: float,
+                 epsilon: float, solver: str | None = None):
+        cp = import_cvxpy()
+        Z = np.asarray(Z, dtype=np.float64)
+        n = Z.shape[0]
+        l = n_labeled
+        left, sing, right_t = np.linalg.svd(Z, full_matrices=False)
+        keep = sing > sing.max(initial=0.0) * max(Z.shape) * np.finfo(float).eps
+        F = left[:, keep] * sing[keep]
+        self._V = right_t[keep].T
+        self._l, self._costs, self._solver, self._cp = l, (C_L, C_U, C_I), solver, cp
+        v = cp.Variable(F.shape[1])
+        self._v = v
+        self._y = cp.Parameter(n)
+        self._c_hinge = cp.Parameter(n, nonneg=True)
+        self._c_eps = cp.Parameter(n - l, nonneg=True)
+        xi = cp.Variable(n, nonneg=True)
+        eta = cp.Variable(n - l, nonneg=True)
+        o = F @ v
+        self._problem = cp.Problem(
+            cp.Minimize(0.5 * cp.sum_squares(v) + self._c_hinge @ xi + self._c_eps @ eta),
+            [xi >= 1 - cp.multiply(self._y, o), eta >= o[l:] - epsilon,
+             eta >= -o[l:] - epsilon])
+
+    def solve(self, y_l: np.ndarray, labels_u: np.ndarray, relevant: np.ndarray,
+              labeled_only: bool = False) -> np.ndarray:
+        """Weights ``w`` for these labels and memberships (``labeled_only``: every unlabeled
+        row costs nothing, the supervised hinge SVM)."""
+        C_L, C_U, C_I = self._costs
+        scale = 0.0 if labeled_only else 1.0
+        self._y.value = np.concatenate([y_l, labels_u]).astype(np.float64)
+        self._c_hinge.value = np.concatenate([np.full(self._l, C_L),
+                                              scale * np.where(relevant, C_U, 0.0)])
+        self._c_eps.value = scale * np.where(relevant, 0.0, C_I)
+        solve(self._cp, self._problem, self._solver)
+        return self._V @ np.asarray(self._v.value, dtype=np.float64)
+
+
 def refit_fixed(Z: np.ndarray, y_l: np.ndarray, labels_u: np.ndarray, relevant: np.ndarray,
                 C_L: float, C_U: float, C_I: float, epsilon: float,
                 solver: str | None = None) -> np.ndarray:
-    """Problem II's convex QP with labels and memberships fixed (the rounding's refit).
-
-    A hinge Universum SVM without a free bias (``Z`` carries the constant feature): the
-    labeled rows and the relevant unlabeled rows (with ``labels_u``) pay the hinge loss,
-    the irrelevant ones the epsilon-insensitive loss.  Digest 6.4 item 5.
-    """
-    l = y_l.shape[0]
-    Zu = Z[l:]
-    Z_h = np.vstack([Z[:l], Zu[relevant]])
-    y_h = np.concatenate([y_l, labels_u[relevant]])
-    cost = np.concatenate([np.full(l, C_L), np.full(int(relevant.sum()), C_U)])
-    w, _, _ = hinge_universum_qp(Z_h, y_h, Zu[~relevant], cost, C_I, epsilon, fit_bias=False,
-                                 solver=solver)
-    return w
+    """One solve of :class:`FixedMembershipQP` (the rounding's refit)."""
+    qp = FixedMembershipQP(Z, y_l.shape[0], C_L, C_U, C_I, epsilon, solver)
+    return qp.solve(y_l, labels_u, relevant)
