@@ -330,16 +330,31 @@ def test_lbfgs_matches_scipy_on_a_smooth_convex_problem():
     np.testing.assert_allclose(x, ref, atol=1e-6)
 
 
-def test_feature_factor_sparse_products_match_the_explicit_factor():
-    from semisup.solvers.lowrank_sdp import FeatureFactor
+@pytest.mark.parametrize("compiled", [False, True])
+def test_feature_factor_sparse_products_match_the_explicit_factor(compiled, monkeypatch):
+    """scipy's products (small data) and the compiled CSR block kernels (serial and
+    parallel) give the explicit factor's products; the kernels equal scipy bit for bit."""
+    import semisup.solvers.lowrank_sdp as lr
+    from semisup.solvers import _kernels
+
+    monkeypatch.setattr(lr, "use_compiled", lambda nnz: compiled)
     rng = np.random.default_rng(1)
     X = sp.random(30, 20, density=0.3, random_state=1, format="csr")
     mean = np.asarray(X.mean(axis=0)).ravel()
-    F = FeatureFactor(X=X, mean=mean, ridge=0.3)
+    F = lr.FeatureFactor(X=X, mean=mean, ridge=0.3)
+    assert F._compiled == compiled
     Fd = np.hstack([X.toarray() - mean, np.sqrt(0.3) * np.eye(30)])
     M, G = rng.normal(size=(50, 3)), rng.normal(size=(30, 3))
     np.testing.assert_allclose(F.matvec(M), Fd @ M, atol=1e-12)
     np.testing.assert_allclose(F.rmatvec(G), Fd.T @ G, atol=1e-12)
+    if compiled:
+        Y = sp.random(400, 300, density=0.05, random_state=2, format="csr")
+        B = rng.normal(size=(300, 7))
+        for threshold in (0, 10**12):   # parallel, serial
+            monkeypatch.setattr(_kernels, "PARALLEL_MIN_NNZ", threshold)
+            out = np.empty((400, 7))
+            _kernels.csr_matmat(Y.indptr, Y.indices.view(np.uint32), Y.data, B, out)
+            np.testing.assert_array_equal(out, Y @ B)
 
 
 def test_lowrank_block_escape_and_warm_start_reach_the_same_certified_optimum():

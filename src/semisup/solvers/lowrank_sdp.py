@@ -44,6 +44,10 @@ from scipy.linalg.blas import dger as _ger
 from scipy.linalg.blas import dtrmm as _trmm
 from scipy.sparse.linalg import LinearOperator, eigsh
 
+from semisup._accel import use_compiled
+from semisup.solvers import _kernels
+from semisup.solvers.design import _unsigned
+
 logger = logging.getLogger("semisup.solvers.lowrank_sdp")
 
 
@@ -75,10 +79,17 @@ class FeatureFactor:
             self.dense = np.asfortranarray(dense, dtype=np.float64)
         else:
             self.dense = np.asarray(dense, dtype=np.float64)
+        self._compiled = X is not None and sp.issparse(X) and use_compiled(X.nnz)
+        if self._compiled:
+            X = sp.csr_matrix(X, dtype=np.float64)
+            self._X_arrays = (X.indptr, _unsigned(X.indices), X.data)
         self.X = X
         if X is not None:
             # an explicit CSR transpose: F^T G gathers rows instead of scattering (faster)
             self._XT = X.T.tocsr() if sp.issparse(X) else np.ascontiguousarray(X.T)
+            if self._compiled:
+                self._XT_arrays = (self._XT.indptr, _unsigned(self._XT.indices),
+                                   self._XT.data)
             self.mean = np.zeros(X.shape[1]) if mean is None else np.asarray(mean, float)
             self.sqrt_ridge = float(np.sqrt(ridge))
         src = self.dense if self.dense is not None else X
@@ -93,7 +104,12 @@ class FeatureFactor:
         if self.dense is not None:
             return self.dense @ M
         Mx = M[:self.d]
-        out = np.asarray(self.X @ Mx)
+        if self._compiled:
+            out = np.empty((self.n, M.shape[1]))
+            _kernels.csr_matmat(*self._X_arrays, np.ascontiguousarray(Mx, dtype=np.float64),
+                                out)
+        else:
+            out = np.asarray(self.X @ Mx)
         out -= (self.mean @ Mx)[None, :]
         if self.p > self.d:
             out += self.sqrt_ridge * M[self.d:]
@@ -107,7 +123,11 @@ class FeatureFactor:
             return self.dense.T @ G
         out = np.empty((self.p, G.shape[1]))
         top = out[:self.d]
-        top[...] = self._XT @ G
+        if self._compiled:
+            _kernels.csr_matmat(*self._XT_arrays, np.ascontiguousarray(G, dtype=np.float64),
+                                top)
+        else:
+            top[...] = self._XT @ G
         # top -= mean colsum^T in place (rank-one BLAS update of the Fortran view top.T)
         _ger(-1.0, G.sum(axis=0), self.mean, a=top.T, overwrite_a=True)
         if self.p > self.d:
