@@ -1,5 +1,6 @@
 """Transductive cross-validation: held-out labeled rows stay in the fit as unlabeled rows."""
 
+import itertools
 import pickle
 
 import numpy as np
@@ -70,7 +71,9 @@ class SpyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimato
         lab = y != -1
         self.classes_ = np.unique(y[lab])
         self.means_ = np.array([X[y == c].mean(axis=0) for c in self.classes_])
-        SpyClassifier.log.append((id(self), self.p, tuple(self.history_)))
+        # a serial number, not id(): a collected object's id may be reused by the next one
+        self.serial_ = getattr(self, "serial_", None) or next(SpyClassifier.serials)
+        SpyClassifier.log.append((self.serial_, self.p, tuple(self.history_)))
         return self
 
     def predict(self, X):
@@ -79,6 +82,7 @@ class SpyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimato
 
 
 SpyClassifier.log = []
+SpyClassifier.serials = itertools.count(1)
 
 
 def test_cross_val_score_equals_hand_computed_loop(digits_3v8):
