@@ -250,12 +250,23 @@ def run_unit(index, items, labels_of, prefix, classes, rep, n, protocols, learne
     pool_y = np.array([items[i][2] for i in pool])
     diag["n_oracle_pool"] = int(pool.size)
     acc, wall, cpu = {}, {}, {}
+    priors: dict[str, np.ndarray] = {}
     for proto in protocols:
         base, _, variant = proto.partition("+")
-        if variant not in ("", "opool", "opoolw", "tbal", "ppred") \
+        if variant not in ("", "opool", "opoolw", "tbal", "ppred") + tuple(PRIOR_METHODS) \
                 and not variant.startswith("sim"):
             raise ValueError(f"unknown protocol {proto!r}")
-        if variant.startswith("sim"):
+        if variant in PRIOR_METHODS:
+            # the retrieved pool, balance = a label-free estimate of the class prior of the
+            # documents to classify (semisup.prior on the labeled SVM's outputs; no test
+            # label used); every estimator is run once, its error goes to the diagnostics
+            X, X_test = features(base, pipe, index, items, lab, test, labels, weak)
+            if base not in priors:
+                priors[base] = estimate_priors(X[:l], labels, X_test)
+                for k, v in priors[base].items():
+                    diag[f"prior_{k}" + ("" if base == "lib" else f"@{base}")] = v.tolist()
+            args = (y_semi, aux_y, aux, np.clip(priors[base][variant], 0.02, 0.98))
+        elif variant.startswith("sim"):
             # filtered retrieved pool: keep the share simNN % of the retrieved documents most
             # similar (cosine, selected features) to their nearest labeled document -- no
             # test label used; the features stay those of the whole pool
@@ -305,6 +316,32 @@ def run_unit(index, items, labels_of, prefix, classes, rep, n, protocols, learne
             wall[key], cpu[key] = time.perf_counter() - t0, time.process_time() - c0
             acc[key] = 100 * float(np.mean(model.predict(X_test) == y_test))
     return {"acc": acc, "wall": wall, "cpu": cpu, "diag": diag, "n_test": int(test.size)}
+
+
+# label-free prior estimates (protocol variants lib+em, lib+mix, lib+mixfix): method of
+# semisup.prior.ClassPriorEstimator
+PRIOR_METHODS = {"em": "em", "mix": "mixture", "mixfix": "mixture-fixed"}
+
+
+def estimate_priors(X_lab, labels, X_test) -> dict[str, np.ndarray]:
+    """Class shares of the test documents estimated without their labels, every method.
+
+    ``pred`` is the naive estimate (shares of the labeled SVM's predictions, the ``ppred``
+    balance).  The estimator is the benchmark's SVM (``L2SVM(lam=2 LAM)``).
+    """
+    import scipy.sparse as sp
+
+    from semisup.prior import ClassPriorEstimator
+
+    Xa = sp.vstack([X_lab, X_test]).tocsr()
+    y = np.concatenate([labels, np.full(X_test.shape[0], "-1")]).astype(object)
+    y[len(labels):] = -1
+    out = {}
+    for key, method in PRIOR_METHODS.items():
+        est = ClassPriorEstimator(L2SVM(lam=2 * LAM), method=method).fit(Xa, y)
+        out[key] = est.prior_
+        out["pred"] = est.predicted_prior_
+    return out
 
 
 # Table 8.5 of the thesis: (SVM, Aux-SVM, Semi-SVM) at 2 and at 5 labeled per class
