@@ -134,9 +134,8 @@ def em_prior_adjustment(proba, train_prior=None, *, tol: float = 1e-6,
     tol, max_iter = _check_tol_iter(tol, max_iter)
     p = p_t.copy()
     ll = [0.0]
-    converged, n_iter = False, 0
-    W = P
-    for n_iter in range(1, max_iter + 1):
+    converged = False
+    for _ in range(max_iter):
         W = P * (p / p_t)
         norm = W.sum(axis=1, keepdims=True)
         W = W / norm
@@ -147,6 +146,7 @@ def em_prior_adjustment(proba, train_prior=None, *, tol: float = 1e-6,
         if change < tol:
             converged = True
             break
+    n_iter = len(ll) - 1
     W = P * (p / p_t)
     W /= W.sum(axis=1, keepdims=True)
     if not converged:
@@ -271,7 +271,7 @@ def score_mixture_prior(scores, labeled_scores, labeled_y, *, n_classes: int | N
                                    max_iter=max_iter)
     onehot = np.eye(K)[y]
     p = p_t.copy()
-    ll, converged, n_iter = [], False, 0
+    ll, converged = [], False
 
     def e_step(p, means, cov):
         logp = _log_gauss(S, means, cov) + np.log(np.maximum(p, 1e-300))
@@ -282,7 +282,7 @@ def score_mixture_prior(scores, labeled_scores, labeled_y, *, n_classes: int | N
 
     R, value = e_step(p, means, cov)
     ll.append(value)
-    for n_iter in range(1, max_iter + 1):
+    for _ in range(max_iter):
         p_new = R.mean(axis=0)
         W = np.vstack([R, onehot])           # labeled rows keep their class
         Z = np.vstack([S, S_l])
@@ -300,6 +300,7 @@ def score_mixture_prior(scores, labeled_scores, labeled_y, *, n_classes: int | N
         if change < tol:
             converged = True
             break
+    n_iter = len(ll) - 1
     if not converged:
         report_unconverged("prior_mixture", f"largest prior change {change:.2e} > tol {tol:g}")
     logger.debug("score mixture: %d iterations, prior %s, means %s", n_iter, np.round(p, 4),
