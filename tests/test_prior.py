@@ -11,7 +11,7 @@ from scipy.stats import norm
 from sklearn.exceptions import ConvergenceWarning
 
 from semisup import L2SVM, ClassPriorEstimator
-from semisup.prior import em_prior_adjustment, score_mixture_prior
+from semisup.prior import em_prior_adjustment, multinomial_mixture_prior, score_mixture_prior
 
 
 def _gauss_posteriors(prior, n, means, seed, train_prior=None):
@@ -114,6 +114,36 @@ def test_score_mixture_multiclass():
     assert np.max(np.abs(est.prior - np.bincount(y) / y.size)) < 0.03
 
 
+def _documents(seed, n=1000, share=0.3, d=200, length=20):
+    """Short documents from two overlapping multinomials (70 % shared word distribution)."""
+    rng = np.random.default_rng(seed)
+    theta = 0.7 * rng.dirichlet(np.full(d, 0.5)) + 0.3 * rng.dirichlet(np.full(d, 0.3),
+                                                                           size=2)
+    y = (rng.random(n) < share).astype(int)
+    X = np.stack([rng.multinomial(length, theta[c]) for c in y]).astype(float)
+    lab = np.r_[np.flatnonzero(y == 0)[:2], np.flatnonzero(y == 1)[:2]]
+    return X, y, lab, np.setdiff1d(np.arange(n), lab)
+
+
+def test_multinomial_mixture_recovers_prior_with_two_labels_per_class():
+    err = []
+    for seed in range(4):
+        X, y, lab, u = _documents(seed)
+        est = multinomial_mixture_prior(sp.csr_matrix(X[u]), X[lab], y[lab])
+        assert est.converged
+        assert np.all(np.diff(est.log_likelihood) >= -1e-7)  # EM's objective
+        np.testing.assert_allclose(est.posteriors.mean(axis=0), est.prior, atol=1e-5)
+        err.append(abs(est.prior[1] - y[u].mean()))
+        # dense input, same answer
+        dense = multinomial_mixture_prior(X[u], X[lab], y[lab])
+        np.testing.assert_allclose(dense.prior, est.prior, atol=1e-10)
+    assert np.mean(err) < 0.02 and max(err) < 0.04, err
+    yy = np.full(y.size, -1)
+    yy[lab] = y[lab]
+    model = ClassPriorEstimator(method="multinomial").fit(X, yy)
+    np.testing.assert_allclose(model.prior_, est.prior, atol=1e-10)
+
+
 def _blobs(n=800, share=0.25, seed=0, n_lab=20, sep=3.0):
     rng = np.random.default_rng(seed)
     y_true = (rng.random(n) < share).astype(int)
@@ -189,6 +219,12 @@ def test_bad_input():
         score_mixture_prior(np.array([0.0, np.nan]), np.zeros(2), np.array([0, 1]))
     with pytest.raises(ValueError, match="labeled_y"):
         score_mixture_prior(np.zeros(5), np.zeros(2), np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match="non-negative"):
+        multinomial_mixture_prior(-np.ones((3, 2)), np.ones((2, 2)), np.array([0, 1]))
+    with pytest.raises(ValueError, match="same number of columns"):
+        multinomial_mixture_prior(np.ones((3, 2)), np.ones((2, 3)), np.array([0, 1]))
+    with pytest.raises(ValueError, match="alpha"):
+        multinomial_mixture_prior(np.ones((3, 2)), np.ones((2, 2)), np.array([0, 1]), alpha=0)
     X, y, _ = _blobs()
     with pytest.raises(ValueError, match="method"):
         ClassPriorEstimator(method="naive").fit(X, y)

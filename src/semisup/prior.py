@@ -19,7 +19,10 @@ biased estimate of it.  This module estimates ``p`` from the unlabeled rows alon
   ``fit_means=True`` (default) the means and the covariance are re-estimated too, which
   needs no calibration by the few labeled rows: a decision threshold shifted by a poor
   bias moves the component means with it;
-* :class:`ClassPriorEstimator`: either, around any semisup classifier with a
+* :func:`multinomial_mixture_prior`: the semi-supervised multinomial mixture of Nigam et
+  al. (2000) on the (non-negative) features themselves, its mixture weights over the
+  unlabeled rows being the estimate;
+* :class:`ClassPriorEstimator`: any of them, around any semisup classifier with a
   ``probability`` parameter (the Platt sigmoid of :mod:`semisup.calibration` for ``"em"``,
   out-of-fold decision values of the labeled rows for the mixtures).
 """
@@ -308,6 +311,114 @@ def score_mixture_prior(scores, labeled_scores, labeled_y, *, n_classes: int | N
     return PriorEstimate(p, R, n_iter, converged, np.asarray(ll))
 
 
+def multinomial_mixture_prior(X, X_labeled, labeled_y, *, n_classes: int | None = None,
+                              alpha: float = 1.0, tol: float = 1e-6,
+                              max_iter: int = 1000) -> PriorEstimate:
+    """Class prior of unlabeled rows from a semi-supervised multinomial mixture on the features.
+
+    The text model of Nigam, McCallum, Thrun & Mitchell (2000, "Text classification from
+    labeled and unlabeled documents using EM", Machine Learning 39, eqs. 1-5 and 7-8): each
+    class has a multinomial over the features, ``theta_c``; a row ``x`` (term counts or
+    any non-negative term weights) has the log-likelihood ``x . log theta_c`` under class
+    ``c``.  EM over the unlabeled rows (responsibilities) and the labeled rows (their
+    known class) re-estimates ``theta_c`` with Laplace smoothing ``alpha`` and the mixture
+    weights from the unlabeled rows only: those weights are the prior estimate.  Unlike
+    the score-based estimators it uses every feature, not one projection learned from a
+    few labeled rows.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_unlabeled, n_features)
+        Non-negative features of the rows whose prior is wanted.
+    X_labeled : array-like or sparse matrix of shape (n_labeled, n_features)
+        Non-negative features of the labeled rows.
+    labeled_y : array-like of int, shape (n_labeled,)
+        Class index (``0 .. n_classes - 1``) of each labeled row.
+    n_classes : int, optional
+        Number of classes; default ``max(labeled_y) + 1`` (at least 2).
+    alpha : float, default=1.0
+        Laplace (Dirichlet) smoothing of the class multinomials (Nigam et al.'s eq. 7 has 1).
+    tol : float, default=1e-6
+        Stop when no class share changes by more than ``tol``.
+    max_iter : int, default=1000
+        Maximum number of EM iterations.
+
+    Returns
+    -------
+    PriorEstimate
+        ``log_likelihood`` is EM's objective (the log-posterior of ``theta`` and the
+        prior up to a constant), which never decreases.
+
+    Raises
+    ------
+    ValueError
+        When a feature is negative or not finite, the widths disagree, or a class has no
+        labeled row.
+    """
+    import scipy.sparse as sp
+
+    def as_matrix(A, name):
+        A = sp.csr_matrix(A, dtype=np.float64) if sp.issparse(A) else \
+            np.asarray(A, dtype=np.float64)
+        data = A.data if sp.issparse(A) else A
+        if A.ndim != 2 or not np.all(np.isfinite(data)) or np.any(data < 0):
+            raise ValueError(f"{name} must be a 2-D array of finite non-negative features "
+                             f"(term counts or weights), got shape {A.shape}")
+        return A
+
+    Xu, Xl = as_matrix(X, "X"), as_matrix(X_labeled, "X_labeled")
+    y = np.asarray(labeled_y)
+    if Xu.shape[1] != Xl.shape[1] or Xu.shape[0] == 0:
+        raise ValueError(f"X ({Xu.shape}) and X_labeled ({Xl.shape}) must have the same number"
+                         " of columns, and X at least one row")
+    if y.shape != (Xl.shape[0],) or y.dtype.kind not in "iu":
+        raise ValueError(f"labeled_y must hold one integer class index per labeled row "
+                         f"({Xl.shape[0]}), got shape {y.shape} of dtype {y.dtype}")
+    K = max(int(y.max()) + 1 if n_classes is None else check_int(n_classes, "n_classes", 2), 2)
+    counts = np.bincount(y, minlength=K) if y.size and y.min() >= 0 else np.zeros(0)
+    if counts.size != K or np.any(counts == 0):
+        raise ValueError(f"labeled_y must contain every class index 0..{K - 1} at least once "
+                         f"(counts {counts.tolist()})")
+    alpha = check_real(alpha, "alpha", positive=True)
+    tol, max_iter = _check_tol_iter(tol, max_iter)
+    onehot = np.eye(K)[y]
+    lab_counts = np.asarray(Xl.T @ onehot).T            # (K, d) term mass per labeled class
+
+    def m_step(R):
+        mass = lab_counts + np.asarray(Xu.T @ R).T + alpha
+        return np.log(mass / mass.sum(axis=1, keepdims=True))
+
+    def e_step(log_theta, p):
+        logp = np.asarray(Xu @ log_theta.T) + np.log(np.maximum(p, 1e-300))
+        top = logp.max(axis=1, keepdims=True)
+        R = np.exp(logp - top)
+        tot = R.sum(axis=1, keepdims=True)
+        objective = float(np.sum(np.log(tot) + top)
+                          + np.sum(np.asarray(Xl @ log_theta.T) * onehot)
+                          + alpha * np.sum(log_theta))
+        return R / tot, objective
+
+    p = counts / counts.sum()
+    log_theta = m_step(np.zeros((Xu.shape[0], K)))      # labeled rows only
+    R, value = e_step(log_theta, p)
+    ll, converged = [value], False
+    for _ in range(max_iter):
+        p_new = R.mean(axis=0)
+        log_theta = m_step(R)
+        change = float(np.max(np.abs(p_new - p)))
+        p = p_new
+        R, value = e_step(log_theta, p)
+        ll.append(value)
+        if change < tol:
+            converged = True
+            break
+    n_iter = len(ll) - 1
+    if not converged:
+        report_unconverged("prior_mixture", f"largest prior change {change:.2e} > tol {tol:g}")
+    logger.debug("multinomial mixture: %d iterations, prior %s", n_iter, np.round(p, 4))
+    return PriorEstimate(p, R, n_iter, converged, np.asarray(ll))
+
+
 class ClassPriorEstimator(BaseEstimator):
     """Estimate the class prior of the unlabeled rows of ``(X, y)`` without their labels.
 
@@ -323,7 +434,11 @@ class ClassPriorEstimator(BaseEstimator):
       and covariance re-estimated (:func:`score_mixture_prior`);
     * ``method="mixture-fixed"``: the same with the labeled rows' Gaussian score model
       kept, only the prior estimated (Saerens's EM with Gaussian class-conditional score
-      densities).
+      densities);
+    * ``method="multinomial"``: a semi-supervised multinomial mixture on the features
+      themselves (Nigam et al., 2000; :func:`multinomial_mixture_prior`); ``X`` must be
+      non-negative (term counts or weights).  ``estimator`` only gives
+      ``predicted_prior_``.
 
     The result feeds the balance of a transductive learner: ``prior_[1]`` as
     ``positive_fraction`` for two classes, ``prior_`` for more (one-vs-rest).
@@ -334,7 +449,7 @@ class ClassPriorEstimator(BaseEstimator):
         A semisup classifier with a ``probability`` parameter and ``decision_function``
         (default :class:`~semisup.L2SVM`); it is cloned, never modified.  Rows marked
         ``-1`` are passed to it, so a semi-supervised estimator may use them.
-    method : {"em", "mixture", "mixture-fixed"}, default="em"
+    method : {"em", "mixture", "mixture-fixed", "multinomial"}, default="em"
         Estimator of the prior (see above).
     n_folds : int, default=5
         Folds of the out-of-fold decision values of the mixtures (fewer when a labeled
@@ -422,7 +537,8 @@ class ClassPriorEstimator(BaseEstimator):
         """
         from semisup.calibration import out_of_fold_decisions
 
-        method = check_choice(self.method, "method", ("em", "mixture", "mixture-fixed"))
+        method = check_choice(self.method, "method",
+                              ("em", "mixture", "mixture-fixed", "multinomial"))
         n_folds = check_int(self.n_folds, "n_folds", 2)
         check_real(self.tol, "tol", positive=True)
         check_int(self.max_iter, "max_iter")
@@ -451,6 +567,11 @@ class ClassPriorEstimator(BaseEstimator):
                 model.fit(data.X, y)
                 est = em_prior_adjustment(model.predict_proba(Xu), self.train_prior_,
                                           tol=self.tol, max_iter=self.max_iter)
+            elif method == "multinomial":
+                model = self._base().set_params(probability=False).fit(data.X, y)
+                est = multinomial_mixture_prior(Xu, data.X[data.labeled], data.y_index,
+                                                n_classes=data.classes.size, tol=self.tol,
+                                                max_iter=self.max_iter)
             else:
                 model = self._base().set_params(probability=False).fit(data.X, y)
                 labeled, dec = out_of_fold_decisions(model, data.X, y, n_folds=n_folds,
