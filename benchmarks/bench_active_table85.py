@@ -254,7 +254,7 @@ def run_unit(index, items, labels_of, prefix, classes, rep, n, protocols, learne
     for proto in protocols:
         base, _, variant = proto.partition("+")
         if variant not in ("", "opool", "opoolw", "tbal", "ppred") + tuple(PRIOR_METHODS) \
-                and not variant.startswith("sim"):
+                and not variant.startswith(("sim", "tbal")):
             raise ValueError(f"unknown protocol {proto!r}")
         if variant in PRIOR_METHODS:
             # the retrieved pool, balance = a label-free estimate of the class prior of the
@@ -289,6 +289,18 @@ def run_unit(index, items, labels_of, prefix, classes, rep, n, protocols, learne
             pred = L2SVM(lam=2 * LAM).fit(X[:l], labels).predict(X_test)
             args = (y_semi, aux_y, aux,
                     np.clip([np.mean(pred == c) for c in cls_sorted], 0.02, 0.98))
+        elif variant.startswith("tbal") and variant != "tbal":
+            # the true test shares moved by NN points of mean absolute error in a random
+            # zero-sum direction: how precise a prior estimate must be (diagnostic only)
+            X, X_test = features(base, pipe, index, items, lab, test, labels, weak)
+            true = np.array([np.mean(y_test == c) for c in cls_sorted])
+            drng = np.random.default_rng(20_000 + 100 * rep + n)
+            direction = drng.normal(size=true.size)
+            direction -= direction.mean()
+            direction /= np.mean(np.abs(direction))
+            noisy = np.clip(true + int(variant[4:]) / 100 * direction, 0.02, 0.98)
+            diag[f"prior_{variant}"] = (noisy / noisy.sum()).tolist()
+            args = (y_semi, aux_y, aux, noisy / noisy.sum())
         elif variant == "tbal":
             # the retrieved pool, but the TRUE class shares of the test set as balance:
             # what knowing the prior alone is worth (oracle, diagnostic only)
@@ -767,7 +779,9 @@ def prior_summary(tag: str, ret_tag: str = "strip", true_tag: str = "tbal") -> s
     rows = [r for r in merged.values() if n_tags == 1 or r.get("seen") == n_tags - 1]
     ret = {(r["task"], r["rep"], r["n"]): r for r in load_rows(ret_tag)}
     tru = {(r["task"], r["rep"], r["n"]): r for r in load_rows(true_tag)}
-    variants = [v for v in PRIOR_METHODS if f"SVM@lib+{v}" in rows[0]["acc"]]
+    variants = [k.partition("+")[2] for k in rows[0]["acc"] if k.startswith("SVM@lib+")
+                and (k.partition("+")[2] in PRIOR_METHODS
+                     or k.partition("+")[2][4:].isdigit())]
     learners = [k.partition("@")[0] for k in rows[0]["acc"]
                 if k.endswith(f"@lib+{variants[0]}") and not k.startswith("SVM")]
     rows = [r for r in rows if (r["task"], r["rep"], r["n"]) in ret]
@@ -777,8 +791,9 @@ def prior_summary(tag: str, ret_tag: str = "strip", true_tag: str = "tbal") -> s
     names = [t[0] for t in TASKS if any(r["task"] == t[0] for r in rows)]
     out = []
     # 1. prior error: mean over units of the mean absolute error over the classes
-    est_keys = ["weak", "lab", "pred"] + [k for k in PRIOR_METHODS
+    est_keys = ["weak", "lab", "pred"] + [k for k in list(PRIOR_METHODS) + variants
                                           if f"prior_{k}" in rows[0]["diag"]]
+    est_keys = list(dict.fromkeys(est_keys))
 
     def estimate(r, k):
         d = r["diag"]
@@ -799,10 +814,13 @@ def prior_summary(tag: str, ret_tag: str = "strip", true_tag: str = "tbal") -> s
                 cells.append(f"{100 * np.mean(e):.1f}")
             rt = np.mean([r["diag"]["r_test"][-1] for r in rs])
             body.append([name, n, len(rs), f"{100 * rt:.0f}"] + cells)
+    def label(k):
+        return PRIOR_LABELS.get(k, f"true shares moved by {k[4:]} points (oracle, diagnostic)")
+
     out.append("## Error of the class-prior estimates on the documents to classify\n\n"
                "Mean over draws of the mean absolute error over the classes, in points of "
                "class share (the true shares are those of the test documents, used only "
-               "here).  Columns: " + "; ".join(f"`{k}` = {PRIOR_LABELS[k]}" for k in est_keys)
+               "here).  Columns: " + "; ".join(f"`{k}` = {label(k)}" for k in est_keys)
                + ".\n\n" + table(["task", "l/cls", "draws", "true share of the last class %"]
                                   + [f"`{k}`" for k in est_keys], body))
     # 2. reductions of the average error vs SVM, per balance
