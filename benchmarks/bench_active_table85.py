@@ -784,6 +784,9 @@ def prior_summary(tag: str, ret_tag: str = "strip", true_tag: str = "tbal") -> s
                      or k.partition("+")[2][4:].isdigit())]
     learners = [k.partition("@")[0] for k in rows[0]["acc"]
                 if k.endswith(f"@lib+{variants[0]}") and not k.startswith("SVM")]
+    # a variant run with the SVM only (its prior estimates) enters the prior-error table only
+    variants = [v for v in variants if all(f"{lrn}@lib+{v}" in rows[0]["acc"]
+                                           for lrn in learners)]
     rows = [r for r in rows if (r["task"], r["rep"], r["n"]) in ret]
     for r in rows:
         assert r["acc"][f"SVM@lib+{variants[0]}"] == ret[(r["task"], r["rep"], r["n"])][
@@ -791,8 +794,8 @@ def prior_summary(tag: str, ret_tag: str = "strip", true_tag: str = "tbal") -> s
     names = [t[0] for t in TASKS if any(r["task"] == t[0] for r in rows)]
     out = []
     # 1. prior error: mean over units of the mean absolute error over the classes
-    est_keys = ["weak", "lab", "pred"] + [k for k in list(PRIOR_METHODS) + variants
-                                          if f"prior_{k}" in rows[0]["diag"]]
+    est_keys = ["weak", "lab"] + [k for k in ["pred"] + list(PRIOR_METHODS) + variants
+                                  if f"prior_{k}" in rows[0]["diag"]]
     est_keys = list(dict.fromkeys(est_keys))
 
     def estimate(r, k):
