@@ -545,7 +545,7 @@ class ClassPriorEstimator(BaseEstimator):
         if self.random_state is not None and not isinstance(self.random_state,
                                                             numbers.Integral):
             raise ValueError(f"random_state must be an int or None, got {self.random_state!r}")
-        data = check_semi_supervised(X, y)
+        data = check_semi_supervised(X, y, estimator=self)
         if data.unlabeled.size == 0:
             raise ValueError("y has no unlabeled rows (-1): mark the rows whose class prior "
                              "is wanted with -1")
