@@ -47,6 +47,14 @@ retrieved pool with the class shares of the labeled SVM's predictions on the tes
 ``opool`` and ``opoolw`` use test labels: diagnostics only.  ``--per-query`` and
 ``--query-size`` change the retrieval depth and the DQG query size; ``--summary
 --single-draw`` resamples one draw per task (is the thesis's table one lucky draw?).
+Label-free class priors (``lib+em``, ``lib+mix``, ``lib+mixfix``, ``lib+nb``): the
+retrieved pool with the class shares of the documents to classify estimated by
+:class:`semisup.prior.ClassPriorEstimator` (methods ``em``, ``mixture``, ``mixture-fixed``,
+``multinomial``) from the benchmark's SVM, no label used; every estimate goes to the
+diagnostics.  ``lib+tbalNN``: the true shares moved by NN points (a noisy oracle: how precise
+a prior must be).  ``--tag A,B --prior-summary RET_TAG,TRUE_TAG`` writes
+``results/active_table85_A+B_prior.md`` (prior errors, reductions, paired differences
+against the retrieved balance and the true shares).
 ``--verdict ORACLE_TAG[:PROTOCOL]``
 writes the per-task errors (retrieved pool of ``--tag``, oracle pool, thesis) to
 ``results/active_table85_<ORACLE_TAG>_verdict.md``.
