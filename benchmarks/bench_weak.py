@@ -685,7 +685,7 @@ def run_protocol(runs: int, digits, sets=("usps", "mnist"), sdp_runs: int = 0,
                            "sdp_status": est.fit_result_.status, "sdp_value": est.sdp_value_,
                            "acc": 100 * est.score(Xt, yt), "objective": rnd.objective,
                            "acc_sign": acc_sign, "objective_sign": rnd.sign_objective,
-                           "n_candidates": len(rnd.candidates), "chosen": rnd.source,
+                           "n_candidates": rnd.n_candidates, "chosen": rnd.source,
                            "irr_flagged": 100 * float(np.mean(~est.relevant_[is_irr])),
                            "rel_flagged": 100 * float(np.mean(~est.relevant_[rel_unl])),
                            "wall": wall, "cpu": cpu}
