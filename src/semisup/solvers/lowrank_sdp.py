@@ -383,10 +383,13 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
     rank : int
         Initial number of columns of ``R``.
     max_rank : int or None
-        Upper bound on the columns after rank escapes.  None: :func:`pataki_rank` of the
-        ``n + 1`` constraints (one per row and the balance), which never cuts off the
-        optimum.  A cap of 20 did on g241c, whose optimum has rank 23-24: the LMI stayed
-        at -1.4e-2 for 200 rounds.
+        Upper bound on the columns after rank escapes.  None: 20, doubled whenever the
+        factor sits at the cap with settled multipliers and a violated LMI, up to
+        :func:`pataki_rank` of the ``n + 1`` constraints (one per row and the balance),
+        which never cuts off the optimum.  A fixed cap of 20 did on g241c, whose optimum
+        has rank 23: the LMI stayed at -1.4e-2 for 200 rounds.  Starting at the Pataki
+        bound instead cost 20NG n = 10,000 a Lanczos certificate in every round of its
+        early (rank 20) phase: 70.8 instead of 57.3 s.
     sigma : float
         Augmented Lagrangian penalty (the first round's, with ``sigma_max``).
     sigma_max : float or None
@@ -420,10 +423,12 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         Most columns added by one rank escape: the eigenvectors of the dual slack with a
         violated eigenvalue among its ``escape_block`` smallest (block Lanczos).  One
         column per round needed one augmented Lagrangian round per missing rank.
-        ``'grow'``: 1 column at the first escape, then 2, 4, ... (at most 16), so a fit
-        whose optimum has a rank near the initial one pays for one eigenvector per escape
-        and a high-rank optimum is reached in a logarithmic number of rounds (g241c:
-        rank 8 to 23 in 4 escapes instead of 15).
+        ``'grow'``: 1 column at an escape, then 2, 4, ... (at most 16) while the following
+        rounds escape too, back to 1 after a round without one.  A high-rank optimum is
+        reached in a logarithmic number of rounds (g241c: rank 8 to 23 in 4 escapes
+        instead of 15), while the occasional escapes of a low-rank fit stay single
+        columns (blocks of up to 16 there were trimmed again and doubled the cost on 20NG
+        n = 10,000).
     trim : int or None
         After each round, rotate ``R`` to its singular vectors (``W`` is unchanged) and keep
         its numerical rank (singular values above ``1e-3`` of the largest of ``[u, R]``)
@@ -460,8 +465,10 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
     LowRankResult
     """
     n, p = F.n, F.p
-    if max_rank is None:
-        max_rank = pataki_rank(n + 1)
+    rank_bound = pataki_rank(n + 1)
+    adaptive_cap = max_rank is None
+    if adaptive_cap:
+        max_rank = min(20, rank_bound)
     b0 = float(offset)
     rng = np.random.RandomState(random_state) if not isinstance(
         random_state, np.random.RandomState) else random_state
@@ -486,7 +493,7 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
     u *= np.sqrt(n) / max(scale, 1e-12) * 0.5
     R = rng.standard_normal((p, rank)) * (0.5 / np.sqrt(p))
     n_evals = 0
-    n_escapes = 0
+    n_escapes = 0                          # consecutive rounds that ended in an escape
     history: list = []
 
     def lagrangian(x, k, gamma, mu):
@@ -663,6 +670,9 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
                      outer, M.shape[1] - 1, obj, dual, min_eig, change, sigma_used)
         k = M.shape[1]
         thr = 1e-2 if loose else max(tol, 1e-6)
+        if (adaptive_cap and k - 1 >= max_rank and max_rank < rank_bound
+                and change < 10 * tol and min_eig < -thr):
+            max_rank = min(2 * max_rank, rank_bound)   # stalled at the cap: raise it
         if vec is not None and min_eig < -thr and k - 1 < max_rank:
             # rank escape along the violated eigenvectors of the dual slack
             room = max_rank - (k - 1)
@@ -687,6 +697,7 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
             M = np.column_stack([M, cols])
             residual_prev = np.inf        # the next round's residual jumps: not a stall
             continue
+        n_escapes = 0
         if abs(gap) < tol and change < 10 * tol and min_eig > -tol:
             converged = True
             break
