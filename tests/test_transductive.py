@@ -382,6 +382,41 @@ def test_lowrank_block_escape_and_warm_start_reach_the_same_certified_optimum():
     assert warm.n_evals < ref.n_evals
 
 
+def test_pataki_rank_is_the_largest_rank_an_extreme_optimum_needs():
+    from semisup.solvers.lowrank_sdp import pataki_rank
+    for m in range(1, 3000):
+        r = pataki_rank(m)
+        assert r * (r + 1) // 2 <= m < (r + 1) * (r + 2) // 2
+
+
+def test_lowrank_default_rank_cap_reaches_a_high_rank_optimum():
+    """A Gaussian cloud whose relaxed optimum has rank ~10 (like g241c, rank 23): a low
+    cap leaves the LMI violated; the default cap (Barvinok-Pataki) certifies the optimum,
+    from rank 1 with single or growing escape blocks alike."""
+    import scipy.linalg as sla
+
+    from semisup.solvers.lowrank_sdp import FeatureFactor, ctsvm_lowrank
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 10))
+    y = (X[:, 0] > 0).astype(int)
+    lab = np.r_[np.flatnonzero(y == 0)[:2], np.flatnonzero(y == 1)[:2]]
+    Kc, _, _ = centre_kernel(kernel_matrix(X, kernel="rbf", gamma=0.05))
+    Kc += 1e-2 * np.mean(np.diag(Kc)) * np.eye(60)
+    F = FeatureFactor(dense=sla.cholesky(Kc, lower=True), lower=True)
+    y_l = np.where(y[lab] == 1, 1.0, -1.0)
+    C = np.full(60, 10.0)
+    kw = dict(tol=1e-7, max_outer=200, random_state=0)
+    capped = ctsvm_lowrank(F, y_l, lab, C, 0.5, rank=1, max_rank=3, **kw)
+    assert not capped.converged and capped.min_eig < -1e-3
+    single = ctsvm_lowrank(F, y_l, lab, C, 0.5, rank=1, **kw)
+    grow = ctsvm_lowrank(F, y_l, lab, C, 0.5, rank=1, escape_block="grow", **kw)
+    for res in (single, grow):
+        assert res.converged and res.min_eig >= -1e-6 and abs(res.gap) <= 1e-6
+        assert res.R.shape[1] > 3
+    assert abs(grow.objective - single.objective) <= 1e-6 * single.objective
+    assert capped.objective > single.objective + 0.1   # the cap cut off the optimum
+
+
 def test_lbfgs_state_carries_pairs_and_scaling_to_the_next_problem():
     """Started with the state of a solve of a nearby problem, L-BFGS takes its first step
     without backtracking ('scale') and solves in fewer evaluations ('pairs'), reaching the

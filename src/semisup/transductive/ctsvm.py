@@ -24,8 +24,10 @@ SOLVERS = ("auto", "scs", "clarabel", "lowrank")
 # Low-rank solver rules (measured on 20NG n = 10,000, issue 16 notes: 229 -> 75 s CPU):
 # L-BFGS pairs carried across rounds, Lanczos certificate only where it can decide
 # something, spare columns trimmed to the numerical rank + 2, escape columns sized by an
-# exact line search.  The penalty stays fixed (doubling it on stalls was slower there).
-_LOWRANK_RULES = dict(carry="pairs", certify="lazy", trim=2, escape_scale="search")
+# exact line search, escape blocks doubling while escapes repeat.  The penalty stays fixed
+# (doubling it on stalls was slower there).
+_LOWRANK_RULES = dict(carry="pairs", certify="lazy", trim=2, escape_scale="search",
+                      escape_block="grow")
 
 
 def default_epsilon(y_l: np.ndarray, n: int) -> float:
@@ -110,8 +112,11 @@ class ConvexTSVM(KernelTransductiveBase):
     rank : int
         Initial rank of the low-rank route (the optima measured had rank 3-7; starting at
         8 avoids the rank escapes, each of which costs an augmented Lagrangian round).
-    max_rank : int
-        Largest rank after rank escapes.
+    max_rank : int or None
+        Largest rank after rank escapes; None: the Barvinok-Pataki bound
+        ``r (r + 1) / 2 <= n + 1``, at which a factor can always reach the optimum (g241c's
+        optimum has rank 23-24).  The factor is trimmed to its numerical rank + 2 after
+        each round, so the cap costs nothing where the optimum's rank is low.
     tol : float
         Solver tolerance.
     max_iter : int
@@ -177,8 +182,8 @@ class ConvexTSVM(KernelTransductiveBase):
                  coef0: float = 1.0, ridge: float = 1e-2, fit_intercept: bool = False,
                  intercept_ridge: float = 1e-2, slack: str = "hinge", solver: str = "auto",
                  max_exact: int = 300, rounding: str = "sign", out_of_sample: str = "expansion",
-                 rank: int = 8, max_rank: int = 20, tol: float = 1e-5, max_iter: int = 100_000,
-                 offset="prior", refine: str = "none", random_state=0):
+                 rank: int = 8, max_rank: int | None = None, tol: float = 1e-5,
+                 max_iter: int = 100_000, offset="prior", refine: str = "none", random_state=0):
         self.C_l = C_l
         self.C_u = C_u
         self.epsilon = epsilon
@@ -221,7 +226,8 @@ class ConvexTSVM(KernelTransductiveBase):
         check_positive(self.tol, "tol")
         max_exact = check_int(self.max_exact, "max_exact")
         check_int(self.rank, "rank")
-        check_int(self.max_rank, "max_rank")
+        if self.max_rank is not None:
+            check_int(self.max_rank, "max_rank")
         check_int(self.max_iter, "max_iter")
         solver = self.solver
         if solver == "auto":
