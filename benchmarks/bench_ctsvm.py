@@ -336,7 +336,20 @@ def _thesis_row(row):
 V2_SECONDARY = ("IBMu-s", "IBMu-m", "IBMu-l", "Course-s", "Course-m", "Course-l")
 
 
-V2_NOTES = """## The decisions of v2 and the misses
+V2_NOTES = """## How the table was filled
+
+`OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1 nice -n 5
+python benchmarks/bench_ctsvm.py --part rows --select v2 --trials 10 --rows <chunk>` in
+chunks of 2-11 minutes (resumable: `ctsvm_rows_v2.jsonl`, one line per row and trial, with
+the load average and wall/CPU seconds of the selection and of the fit); machine load 3-7
+(2 cores shared with other work).  The 12 counted rows were run twice: before and after
+merging main's 972c86b (low-rank route: Barvinok-Pataki rank cap instead of 20, growing
+escape blocks); all 120 trials gave identical C, width and accuracies
+(`ctsvm_rows_v2_pre972c86b.jsonl` keeps the first run).  The second row sets were run once,
+before that merge; IBMu-l and the page-text Course-l were not run under v2 (their previous-
+protocol results, 6 trials: IBM-l +7.98, Course-l -3.76, are in `ctsvm_rows_ctsvm.md`).
+
+## The decisions of v2 and the misses
 
 Decided before the v2 results (1-5 at 14:19 UTC before any v2 fit; 6 at 14:33 UTC, after the
 Iono..Course-s rows of v2 but before any Course-m/-l or inlinks result), applied to every row:
