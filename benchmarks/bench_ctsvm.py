@@ -346,8 +346,8 @@ the load average and wall/CPU seconds of the selection and of the fit); machine 
 merging main's 972c86b (low-rank route: Barvinok-Pataki rank cap instead of 20, growing
 escape blocks); all 120 trials gave identical C, width and accuracies
 (`ctsvm_rows_v2_pre972c86b.jsonl` keeps the first run).  The second row sets were run once,
-before that merge; IBMu-l and the page-text Course-l were not run under v2 (their previous-
-protocol results, 6 trials: IBM-l +7.98, Course-l -3.76, are in `ctsvm_rows_ctsvm.md`).
+before that merge, except IBMu-l (after it); the page-text Course-l was not run under v2 (its
+previous-protocol result, 6 trials: -3.76, is in `ctsvm_rows_ctsvm.md`).
 
 ## The decisions of v2 and the misses
 
@@ -401,7 +401,7 @@ Misses (CTSVM minus thesis):
   (DA 90.5 on -m) but CTSVM misses as well (Course-m -6.13 below), so the thesis's
   Course-m/-l were probably page text with some 1,800-term selection we cannot reconstruct.
   Counting the page-text rows instead would not add a hit (Course-s +10.85, Course-m -6.13,
-  Course-l below).
+  Course-l -3.76 under the previous protocol).
 - Course-s (page text, uncounted) +10.85: our page-text features are easier (our SVM 83.2
   vs the thesis's 63.5).  The inlinks view of decision 6 brings it to -0.95 (hit).
 """
