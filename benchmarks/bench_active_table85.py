@@ -47,6 +47,14 @@ retrieved pool with the class shares of the labeled SVM's predictions on the tes
 ``opool`` and ``opoolw`` use test labels: diagnostics only.  ``--per-query`` and
 ``--query-size`` change the retrieval depth and the DQG query size; ``--summary
 --single-draw`` resamples one draw per task (is the thesis's table one lucky draw?).
+Label-free class priors (``lib+em``, ``lib+mix``, ``lib+mixfix``, ``lib+nb``): the
+retrieved pool with the class shares of the documents to classify estimated by
+:class:`semisup.prior.ClassPriorEstimator` (methods ``em``, ``mixture``, ``mixture-fixed``,
+``multinomial``) from the benchmark's SVM, no label used; every estimate goes to the
+diagnostics.  ``lib+tbalNN``: the true shares moved by NN points (a noisy oracle: how precise
+a prior must be).  ``--tag A,B --prior-summary RET_TAG,TRUE_TAG`` writes
+``results/active_table85_A+B_prior.md`` (prior errors, reductions, paired differences
+against the retrieved balance and the true shares).
 ``--verdict ORACLE_TAG[:PROTOCOL]``
 writes the per-task errors (retrieved pool of ``--tag``, oracle pool, thesis) to
 ``results/active_table85_<ORACLE_TAG>_verdict.md``.
@@ -250,12 +258,23 @@ def run_unit(index, items, labels_of, prefix, classes, rep, n, protocols, learne
     pool_y = np.array([items[i][2] for i in pool])
     diag["n_oracle_pool"] = int(pool.size)
     acc, wall, cpu = {}, {}, {}
+    priors: dict[str, np.ndarray] = {}
     for proto in protocols:
         base, _, variant = proto.partition("+")
-        if variant not in ("", "opool", "opoolw", "tbal", "ppred") \
-                and not variant.startswith("sim"):
+        if variant not in ("", "opool", "opoolw", "tbal", "ppred") + tuple(PRIOR_METHODS) \
+                and not variant.startswith(("sim", "tbal")):
             raise ValueError(f"unknown protocol {proto!r}")
-        if variant.startswith("sim"):
+        if variant in PRIOR_METHODS:
+            # the retrieved pool, balance = a label-free estimate of the class prior of the
+            # documents to classify (semisup.prior on the labeled SVM's outputs; no test
+            # label used); every estimator is run once, its error goes to the diagnostics
+            X, X_test = features(base, pipe, index, items, lab, test, labels, weak)
+            if base not in priors:
+                priors[base] = estimate_priors(X[:l], labels, X_test)
+                for k, v in priors[base].items():
+                    diag[f"prior_{k}" + ("" if base == "lib" else f"@{base}")] = v.tolist()
+            args = (y_semi, aux_y, aux, np.clip(priors[base][variant], 0.02, 0.98))
+        elif variant.startswith("sim"):
             # filtered retrieved pool: keep the share simNN % of the retrieved documents most
             # similar (cosine, selected features) to their nearest labeled document -- no
             # test label used; the features stay those of the whole pool
@@ -278,6 +297,18 @@ def run_unit(index, items, labels_of, prefix, classes, rep, n, protocols, learne
             pred = L2SVM(lam=2 * LAM).fit(X[:l], labels).predict(X_test)
             args = (y_semi, aux_y, aux,
                     np.clip([np.mean(pred == c) for c in cls_sorted], 0.02, 0.98))
+        elif variant.startswith("tbal") and variant != "tbal":
+            # the true test shares moved by NN points of mean absolute error in a random
+            # zero-sum direction: how precise a prior estimate must be (diagnostic only)
+            X, X_test = features(base, pipe, index, items, lab, test, labels, weak)
+            true = np.array([np.mean(y_test == c) for c in cls_sorted])
+            drng = np.random.default_rng(20_000 + 100 * rep + n)
+            direction = drng.normal(size=true.size)
+            direction -= direction.mean()
+            direction /= np.mean(np.abs(direction))
+            noisy = np.clip(true + int(variant[4:]) / 100 * direction, 0.02, 0.98)
+            diag[f"prior_{variant}"] = (noisy / noisy.sum()).tolist()
+            args = (y_semi, aux_y, aux, noisy / noisy.sum())
         elif variant == "tbal":
             # the retrieved pool, but the TRUE class shares of the test set as balance:
             # what knowing the prior alone is worth (oracle, diagnostic only)
@@ -305,6 +336,32 @@ def run_unit(index, items, labels_of, prefix, classes, rep, n, protocols, learne
             wall[key], cpu[key] = time.perf_counter() - t0, time.process_time() - c0
             acc[key] = 100 * float(np.mean(model.predict(X_test) == y_test))
     return {"acc": acc, "wall": wall, "cpu": cpu, "diag": diag, "n_test": int(test.size)}
+
+
+# label-free prior estimates (protocol variants lib+em, lib+mix, lib+mixfix, lib+nb): method of
+# semisup.prior.ClassPriorEstimator
+PRIOR_METHODS = {"em": "em", "mix": "mixture", "mixfix": "mixture-fixed", "nb": "multinomial"}
+
+
+def estimate_priors(X_lab, labels, X_test) -> dict[str, np.ndarray]:
+    """Class shares of the test documents estimated without their labels, every method.
+
+    ``pred`` is the naive estimate (shares of the labeled SVM's predictions, the ``ppred``
+    balance).  The estimator is the benchmark's SVM (``L2SVM(lam=2 LAM)``).
+    """
+    import scipy.sparse as sp
+
+    from semisup.prior import ClassPriorEstimator
+
+    Xa = sp.vstack([X_lab, X_test]).tocsr()
+    y = np.concatenate([labels, np.full(X_test.shape[0], "-1")]).astype(object)
+    y[len(labels):] = -1
+    out = {}
+    for key, method in PRIOR_METHODS.items():
+        est = ClassPriorEstimator(L2SVM(lam=2 * LAM), method=method).fit(Xa, y)
+        out[key] = est.prior_
+        out["pred"] = est.predicted_prior_
+    return out
 
 
 # Table 8.5 of the thesis: (SVM, Aux-SVM, Semi-SVM) at 2 and at 5 labeled per class
@@ -703,6 +760,141 @@ def verdict(tag: str, oracle_tag: str, proto: str = "lib+opool") -> str:
             + "\n\n".join(out))
 
 
+PRIOR_LABELS = {"weak": "retrieved weak-label shares (library default, `-ret`)",
+                "lab": "labeled shares (1/K)", "pred": "labeled SVM's predicted shares "
+                "(`ppred`)", "em": "EM prior adjustment, Platt posteriors (Saerens 2002)",
+                "mix": "score mixture, means re-estimated", "mixfix": "score mixture, "
+                "labeled score model fixed (Saerens EM on Gaussian scores)",
+                "nb": "multinomial mixture on the features (Nigam et al. 2000)"}
+
+
+def prior_summary(tag: str, ret_tag: str = "strip", true_tag: str = "tbal") -> str:
+    """Label-free prior estimates (``lib+em/mix/mixfix`` of ``tag``): their error against the
+    test set's true class shares, and what they give as balance, paired on the same draws
+    with the retrieved balance (``ret_tag``) and the true shares (``true_tag``, ``lib+tbal``).
+    """
+    merged: dict = {}
+    for i, t in enumerate(tag.split(",")):  # several runs of the same draws, merged
+        for r in load_rows(t):
+            key = (r["task"], r["rep"], r["n"])
+            if i == 0:
+                merged[key] = r
+            elif key in merged:
+                merged[key]["acc"].update(r["acc"])
+                merged[key]["diag"].update(r["diag"])
+                merged[key]["seen"] = i
+    n_tags = len(tag.split(","))
+    rows = [r for r in merged.values() if n_tags == 1 or r.get("seen") == n_tags - 1]
+    ret = {(r["task"], r["rep"], r["n"]): r for r in load_rows(ret_tag)}
+    tru = {(r["task"], r["rep"], r["n"]): r for r in load_rows(true_tag)}
+    variants = [k.partition("+")[2] for k in rows[0]["acc"] if k.startswith("SVM@lib+")
+                and (k.partition("+")[2] in PRIOR_METHODS
+                     or k.partition("+")[2][4:].isdigit())]
+    learners = [k.partition("@")[0] for k in rows[0]["acc"]
+                if k.endswith(f"@lib+{variants[0]}") and not k.startswith("SVM")]
+    # a variant run with the SVM only (its prior estimates) enters the prior-error table only
+    variants = [v for v in variants if all(f"{lrn}@lib+{v}" in rows[0]["acc"]
+                                           for lrn in learners)]
+    rows = [r for r in rows if (r["task"], r["rep"], r["n"]) in ret]
+    for r in rows:
+        assert r["acc"][f"SVM@lib+{variants[0]}"] == ret[(r["task"], r["rep"], r["n"])][
+            "acc"]["SVM"], "the SVM must be the one of the retrieved-balance run"
+    names = [t[0] for t in TASKS if any(r["task"] == t[0] for r in rows)]
+    out = []
+    # 1. prior error: mean over units of the mean absolute error over the classes
+    est_keys = ["weak", "lab"] + [k for k in ["pred"] + list(PRIOR_METHODS) + variants
+                                  if f"prior_{k}" in rows[0]["diag"]]
+    est_keys = list(dict.fromkeys(est_keys))
+
+    def estimate(r, k):
+        d = r["diag"]
+        if k == "weak":
+            return np.array(d["r_weak"])
+        if k == "lab":
+            return np.full(len(d["r_test"]), 1 / len(d["r_test"]))
+        return np.array(d[f"prior_{k}"])
+
+    body = []
+    for n in (2, 5):
+        for name in names + ["**all tasks**"]:
+            rs = [r for r in rows if r["n"] == n and name in (r["task"], "**all tasks**")]
+            cells = []
+            for k in est_keys:
+                e = [np.mean(np.abs(estimate(r, k) - np.array(r["diag"]["r_test"])))
+                     for r in rs]
+                cells.append(f"{100 * np.mean(e):.1f}")
+            rt = np.mean([r["diag"]["r_test"][-1] for r in rs])
+            body.append([name, n, len(rs), f"{100 * rt:.0f}"] + cells)
+    def label(k):
+        return PRIOR_LABELS.get(k, f"true shares moved by {k[4:]} points (oracle, diagnostic)")
+
+    out.append("## Error of the class-prior estimates on the documents to classify\n\n"
+               "Mean over draws of the mean absolute error over the classes, in points of "
+               "class share (the true shares are those of the test documents, used only "
+               "here).  Columns: " + "; ".join(f"`{k}` = {label(k)}" for k in est_keys)
+               + ".\n\n" + table(["task", "l/cls", "draws", "true share of the last class %"]
+                                  + [f"`{k}`" for k in est_keys], body))
+    # 2. reductions of the average error vs SVM, per balance
+    bal = [("retrieved", ret, ""), ("true shares", tru, "@lib+tbal")] + [
+        (v, None, f"@lib+{v}") for v in variants]
+
+    def acc_of(r, learner, source, suffix):
+        key = (r["task"], r["rep"], r["n"])
+        if source is None:
+            return r["acc"][learner + suffix]
+        other = source.get(key)
+        return np.nan if other is None else other["acc"].get(learner + suffix, np.nan)
+
+    red_body, task_out = [], []
+    for n in (2, 5):
+        rn = [r for r in rows if r["n"] == n]
+        svm = {t: np.mean([r["acc"][f"SVM@lib+{variants[0]}"] for r in rn if r["task"] == t])
+               for t in names}
+        e_svm = 100 - np.mean(list(svm.values()))
+        for lrn in learners:
+            cells = []
+            for _, source, suffix in bal:
+                a = [np.mean([acc_of(r, lrn, source, suffix) for r in rn if r["task"] == t])
+                     for t in names]
+                cells.append(f"{100 * (e_svm - (100 - np.mean(a))) / e_svm:+.1f}"
+                             if np.all(np.isfinite(a)) else "-")
+            red_body.append([n, lrn] + cells)
+        tb = []
+        for t in names:
+            rt = [r for r in rn if r["task"] == t]
+            tb.append([t, len(rt), f"{100 - svm[t]:.1f}"] + [
+                f"{100 - np.mean([acc_of(r, 'DA', src, suf) for r in rt]):.1f}"
+                for _, src, suf in bal])
+        task_out.append(f"### DA test error (%), {n} labeled per class\n\n" + table(
+            ["task", "draws", "SVM"] + [f"DA, {b}" for b, _, _ in bal], tb))
+    out.append("## Reduction of the average error vs SVM (%), same draws\n\n"
+               f"`retrieved` = `{ret_tag}`, `true shares` = `{true_tag}` (`lib+tbal`), the "
+               "others this run; all on the same retrieved pool and features.  Thesis "
+               "Semi-SVM: 28.0 % (2/cls), 34.0 % (5/cls).\n\n"
+               + table(["l/cls", "learner"] + [b for b, _, _ in bal], red_body))
+    out += task_out
+    # 3. paired accuracy differences
+    pb = []
+    for n in (2, 5):
+        rn = [r for r in rows if r["n"] == n]
+        for lrn in learners:
+            cells = []
+            for v in variants:
+                for _, source, suffix in bal[:2]:
+                    d = np.array([r["acc"][f"{lrn}@lib+{v}"] - acc_of(r, lrn, source, suffix)
+                                  for r in rn])
+                    d = d[np.isfinite(d)]
+                    cells.append(f"{d.mean():+.1f} ± {d.std(ddof=1) / np.sqrt(d.size):.1f}"
+                                 f" ({d.size})")
+            pb.append([n, lrn] + cells)
+    out.append("## Paired accuracy differences (points, mean ± s.e. (task-draws))\n\n"
+               + table(["l/cls", "learner"] + [f"{v} − {b}" for v in variants
+                                               for b, _, _ in bal[:2]], pb))
+    loads = [r["load"] for r in rows]
+    return (f"{len(rows)} units of `{tag}`; load average (1 min) at the end of the units: "
+            f"median {np.median(loads):.1f}, max {max(loads):.1f}.\n\n" + "\n\n".join(out))
+
+
 def single_draw(tag: str, n_boot: int = 20000) -> str:
     """How likely is a table like the thesis's if it came from ONE draw per task?
 
@@ -773,6 +965,10 @@ def main() -> None:
                     help="TAG[:PROTOCOL] of an oracle-pool run (protocol default lib+opool): "
                          "per-task errors of --tag's retrieved pool, of that pool and of "
                          "the thesis")
+    ap.add_argument("--prior-summary", default="",
+                    help="RET_TAG,TRUE_TAG: label-free prior estimates of --tag (lib+em, "
+                         "lib+mix, lib+mixfix) against the retrieved balance and the true "
+                         "shares (lib+tbal) of those runs")
     ap.add_argument("--compare", default="",
                     help="--summary: also compare with this tag, task and draw paired")
     args = ap.parse_args()
@@ -794,6 +990,13 @@ def main() -> None:
                 + verdict(args.tag, vtag, vproto or "lib+opool") + "\n")
         name = f"{vtag}_{vproto}" if vproto else vtag
         (RESULTS_DIR / f"active_table85_{name}_verdict.md").write_text(text)
+        print(text)
+    elif args.prior_summary:
+        ret_tag, _, true_tag = args.prior_summary.partition(",")
+        text = (f"# Table 8.5: a label-free class prior as the balance\n\nCommand: "
+                f"`{command_line()}`\n\n{machine_info()}\n\n"
+                + prior_summary(args.tag, ret_tag, true_tag or "tbal") + "\n")
+        (RESULTS_DIR / f"active_table85_{args.tag.replace(',', '+')}_prior.md").write_text(text)
         print(text)
     elif args.summary and args.single_draw:
         text = (f"# Table 8.5 as one draw per task\n\nCommand: `{command_line()}`\n\n"

@@ -18,6 +18,7 @@ from semisup.weak._cvx import hinge_universum_qp
 from semisup.weak.mixture import (
     FixedMembershipQP,
     problem_objective,
+    round_sdp,
     ussl_alternating,
     ussl_sdp,
 )
@@ -312,6 +313,63 @@ def test_fixed_membership_qp_matches_the_direct_qp(seed):
     sup = qp.solve(y_l, np.ones(m), np.zeros(m, dtype=bool), labeled_only=True)
     ref, _, _ = hinge_universum_qp(Z[:l], y_l, None, C_L, 0.0, 0.0, fit_bias=False)
     np.testing.assert_allclose(sup, ref, atol=1e-4)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_rounding_search_never_worse_than_sign_rounding(seed):
+    # tiny problem: Problem I's optimum by enumerating every (labels, memberships) with the
+    # fixed QP bounds any rounding from below; the search contains the sign rounding and
+    # only descends from its best candidate, so it is never worse than the sign rounding
+    Z, y_l = _tiny_mixture(seed)
+    C_L, C_U, C_I, eps = 1.0, 1.0, 2.0, 0.2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sdp = ussl_sdp(Z @ Z.T, y_l, C_L, C_U, eps, 3.0, C_I=C_I)
+    qp = FixedMembershipQP(Z, 4, C_L, C_U, C_I, eps)
+    m = Z.shape[0] - 4
+
+    def value(w):
+        o = Z @ w
+        return problem_objective(w, o[:4], y_l, o[4:], C_L, C_U, eps, C_I, "hinge")
+
+    # each unlabeled row: +1, -1 or irrelevant (3^m assignments)
+    best = min(value(qp.solve(y_l, np.where(np.array(a) < 0, -1.0, 1.0), np.array(a) != 0))
+               for a in itertools.product([-1, 0, 1], repeat=m))
+    sign = round_sdp(sdp, Z, y_l, C_L, C_U, C_I, eps, mode="sign", refit=qp)
+    search = round_sdp(sdp, Z, y_l, C_L, C_U, C_I, eps, n_samples=5, random_state=seed,
+                       refit=qp)
+    assert sign.n_candidates == 1 and sign.descent == []
+    assert sign.objective == pytest.approx(value(sign.w), rel=1e-9)
+    assert search.sign_objective == pytest.approx(sign.objective, rel=1e-6)
+    assert search.objective == pytest.approx(value(search.w), rel=1e-9)
+    assert best - 1e-6 <= search.objective <= sign.objective * (1 + 1e-9)
+    assert search.n_candidates > 2
+    assert np.all(np.diff(search.descent) < 0)
+    # memberships: each row's cheaper option at the returned weights
+    o_u = Z[4:] @ search.w
+    np.testing.assert_array_equal(search.relevant, C_U * np.maximum(0, 1 - np.abs(o_u))
+                                  <= C_I * np.maximum(0, np.abs(o_u) - eps))
+    again = round_sdp(sdp, Z, y_l, C_L, C_U, C_I, eps, n_samples=5, random_state=seed,
+                      refit=qp)
+    np.testing.assert_array_equal(again.w, search.w)
+    with pytest.raises(ValueError, match="mode"):
+        round_sdp(sdp, Z, y_l, C_L, C_U, C_I, eps, mode="best")
+
+
+def test_mixture_sdp_rounding_options():
+    rng = np.random.default_rng(4)
+    X, y, _, _ = mixture_data(rng, std_irr=0.2, n_lab=3, n_rel=5, n_irr=5, n_test=1)
+    kw = dict(method="sdp", sdp_max_iter=1000, C_L=10.0, C_U=10.0, C_irrelevant=30.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sign = MixtureSSL(rounding="sign", **kw).fit(X, y)
+        search = MixtureSSL(random_state=1, **kw).fit(X, y)
+    assert search.objective_ <= sign.objective_ * (1 + 1e-9)
+    assert search.rounding_.sign_objective == pytest.approx(sign.objective_, rel=1e-6)
+    assert search.objective_ == pytest.approx(search.rounding_.objective, rel=1e-6)
+    pickle.loads(pickle.dumps(search))
+    with pytest.raises(ValueError, match="rounding"):
+        MixtureSSL(method="sdp", rounding="random").fit(X, y)
 
 
 def _squared_refit_objective(X, y, labels_u, relevant, C_L, C_U, eps):

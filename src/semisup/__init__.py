@@ -39,6 +39,7 @@ _EXPORTS = {
     "SupervisedSelfTaught": "semisup.weak.selftaught",
     "AuxiliarySVM": "semisup.text.auxiliary",
     "ActiveSearchPipeline": "semisup.text.pipeline",
+    "ClassPriorEstimator": "semisup.prior",
 }
 
 __all__ = list(_EXPORTS)

@@ -527,10 +527,15 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         ~1 % in 500-1,000 iterations (~9 CPU-s per 1,000); a capped run is a heuristic
         start for the rounding, not a certified bound.
     n_roundings : int, default=10
-        Random-hyperplane roundings of the SDP's label matrix tried besides the two
-        deterministic ones (:func:`round_sdp`).
+        Random-hyperplane roundings of the SDP's label matrix (each with a random membership
+        threshold) tried besides the deterministic ones (:func:`round_sdp`).
+    rounding : {"search", "sign"}, default="search"
+        How the SDP solution becomes labels and memberships (the thesis leaves it open):
+        ``"sign"``: ``sign(y_1 M_y[1, j])`` and ``d_j > 1/2``, one refit; ``"search"``: the
+        best refit over the sign, eigenvector and random-hyperplane candidates, then a
+        descent on Problem I (:func:`round_sdp`); never worse than ``"sign"``.
     random_state : int or None, default=None
-        Seed of those roundings (``None``: 0, so fits repeat).
+        Seed of the random roundings (``None``: 0, so fits repeat).
     fit_intercept : bool, default=True
         Constant feature whose (regularised) weight is the bias.
     intercept_scaling : float, default=1.0
@@ -559,6 +564,9 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         Rounded labels of the unlabeled rows (SDP route only).
     big_M_ : float
         Big-M used (SDP route only).
+    rounding_ : Rounding
+        The rounding's outcome (SDP route only): chosen candidate, its objective, and the
+        plain sign rounding's refit and objective for comparison.
     n_features_in_ : int
     n_iter_ : int
         Linear solves of the alternating route; 1 for the SDP route.
@@ -571,7 +579,8 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
                  anneal_start: float = 1e-5, anneal_growth: float = 1.5,
                  big_M: float | None = None, max_sdp_rows: int = 200,
                  sdp_solver: str | None = None, sdp_tol: float = 1e-6,
-                 sdp_max_iter: int | None = None, n_roundings: int = 10, random_state=None,
+                 sdp_max_iter: int | None = None, n_roundings: int = 10,
+                 rounding: str = "search", random_state=None,
                  fit_intercept: bool = True,
                  intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int = 50,
                  max_cg_iter: int = 10_000):
@@ -591,6 +600,7 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         self.sdp_tol = sdp_tol
         self.sdp_max_iter = sdp_max_iter
         self.n_roundings = n_roundings
+        self.rounding = rounding
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
@@ -622,6 +632,8 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         check_int(self.max_cg_iter, "max_cg_iter")
         check_int(self.max_sdp_rows, "max_sdp_rows")
         check_int(self.n_roundings, "n_roundings")
+        if self.rounding not in ("search", "sign"):
+            raise ValueError(f"rounding must be 'search' or 'sign', got {self.rounding!r}")
         check_solver(self.sdp_solver, "sdp_solver")
         check_positive(self.sdp_tol, "sdp_tol")
         if self.sdp_max_iter is not None:
@@ -722,11 +734,12 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         self.sdp_value_ = sdp.value
         self.fit_result_ = sdp
         self.n_iter_ = 1
-        w, labels_u, rel = round_sdp(sdp, X, y_l, self.C_L, self.C_U, C_I, float(self.epsilon),
-                                     n_samples=self.n_roundings, random_state=self.random_state,
-                                     refit=qp)
-        self.sdp_labels_ = labels_u
-        return w, rel, "hinge"
+        rnd = round_sdp(sdp, X, y_l, self.C_L, self.C_U, C_I, float(self.epsilon),
+                        n_samples=self.n_roundings, random_state=self.random_state,
+                        refit=qp, mode=self.rounding)
+        self.rounding_ = rnd
+        self.sdp_labels_ = rnd.labels_u
+        return rnd.w, rnd.relevant, "hinge"
 
     def decision_function(self, X):
         """``w^T x + b``; positive values predict ``classes_[1]``."""
@@ -740,63 +753,140 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         return tags
 
 
+@dataclass
+class Rounding:
+    """Outcome of :func:`round_sdp`.
+
+    Attributes
+    ----------
+    w : ndarray
+        Refitted weights of the chosen candidate (after the descent, with ``mode="search"``).
+    labels_u : ndarray
+        Its labels of the unlabeled rows.
+    relevant : ndarray of bool
+        Memberships at ``w``: each unlabeled row's cheaper option.
+    objective : float
+        Problem I (hinge) at ``w``.
+    source : str
+        Which candidate won (``"sign"``, ``"eigenvector"``, ``"hyperplane k"``, with the
+        membership rule after a ``/``), and ``"+descent"`` when the descent improved it.
+    sign_w : ndarray
+        Refit of the plain sign rounding (``sign(y_1 M_y[1, :])``, ``d > 1/2``).
+    sign_objective : float
+        Problem I at ``sign_w``; ``objective <= sign_objective`` always.
+    n_candidates : int
+        Refits of distinct candidates (descent steps not counted).
+    descent : list of float
+        Problem I after each descent step (non-increasing).
+    """
+
+    w: np.ndarray
+    labels_u: np.ndarray
+    relevant: np.ndarray
+    objective: float
+    source: str
+    sign_w: np.ndarray
+    sign_objective: float
+    n_candidates: int
+    descent: list = field(default_factory=list)
+
+
 def round_sdp(sdp: SDPResult, Z: np.ndarray, y_l: np.ndarray, C_L: float, C_U: float,
               C_I: float, epsilon: float, n_samples: int = 10, random_state=None,
-              solver: str | None = None, refit: FixedMembershipQP | None = None):
+              solver: str | None = None, refit: FixedMembershipQP | None = None,
+              mode: str = "search", max_descent: int = 50) -> Rounding:
     """Round the SDP solution to labels and memberships, and refit (digest 6.4 item 5).
 
-    The thesis leaves the rounding open, and the relaxed memberships are often all near
-    one value (the big-M relaxation is loose), so a fixed threshold can be poor.  We try
-    a few candidates and keep the one whose refit (:func:`refit_fixed`) has the lowest
-    Problem I value (:func:`problem_objective`, hinge):
+    The thesis leaves the rounding open.  ``mode="sign"`` is the plain rounding: labels
+    ``sign(y_1 M_y[1, j])``, memberships ``d_j > 1/2``, one refit of Problem II with them
+    fixed (:class:`FixedMembershipQP`).  ``mode="search"`` keeps, among these candidates,
+    the one whose refit has the lowest Problem I value (:func:`problem_objective`, hinge):
 
-    * labels: ``sign(y_1 M_y[1, j])``, the signs of the leading eigenvector of ``M_y``
-      and ``n_samples`` random-hyperplane roundings of a factor of ``M_y`` (Goemans &
-      Williamson), each oriented by the first labeled row;
-    * memberships: ``d_j > 1/2`` and ``d_j >= median(d)``.
+    * labels: the sign rounding, the signs of the leading eigenvector of ``M_y``, and
+      ``n_samples`` random-hyperplane roundings of a factor ``V`` of ``M_y = V V^T``
+      (Goemans & Williamson: ``sign(V g)``, ``g ~ N(0, I)``), each oriented by the first
+      labeled row (the labeled rows of ``V`` are ``+-`` one vector, so the labeled signs
+      come out right);
+    * memberships: ``d_j > 1/2``, ``d_j >= median(d)``, and with each hyperplane ``k`` a
+      random threshold ``d_j > theta_k``, ``theta_k ~ U(0, 1)`` (randomized rounding: row
+      ``j`` is relevant with probability ``d_j``);
+
+    then descends from the winner: at the refit ``w`` each unlabeled row takes its best
+    label ``sign(f_j)`` and cheaper membership (which makes Problem II's value at ``w``
+    equal to Problem I's), and Problem II is refitted with them fixed, until nothing changes
+    (each step lowers Problem I).  The sign rounding is one of the candidates, so the
+    result is never worse than it (``objective <= sign_objective``).  Deterministic given
+    ``random_state``.
 
     ``refit`` reuses a :class:`FixedMembershipQP` built on ``Z`` (one is built otherwise).
 
     Returns
     -------
-    w : ndarray
-        Refitted weights.
-    labels_u : ndarray
-        Chosen labels of the unlabeled rows.
-    relevant : ndarray of bool
-        Memberships after the refit: each unlabeled row's cheaper option at ``w``.
+    Rounding
     """
+    if mode not in ("search", "sign"):
+        raise ValueError(f"mode must be 'search' or 'sign', got {mode!r}")
     l = y_l.shape[0]
     M_y = 0.5 * (sdp.M_y + sdp.M_y.T)
-    vals, vecs = np.linalg.eigh(M_y)
-    V = vecs * np.sqrt(np.clip(vals, 0.0, None))
-    rng = np.random.default_rng(0 if random_state is None else random_state)
-    raw = [y_l[0] * M_y[0, :], vecs[:, -1]]
-    raw += [V @ rng.normal(size=V.shape[1]) for _ in range(int(n_samples))]
-    label_sets = []
-    for v in raw:
-        lab = np.where(v >= 0, 1.0, -1.0)
-        if lab[0] != y_l[0]:
-            lab = -lab
-        lab_u = lab[l:]
-        if not any(np.array_equal(lab_u, s) for s in label_sets):
-            label_sets.append(lab_u)
     d = sdp.d
-    member_sets = [d > 0.5, d >= np.median(d)] if d.size else [d > 0.5]
     qp = FixedMembershipQP(Z, l, C_L, C_U, C_I, epsilon, solver) if refit is None else refit
-    best = None
-    for lab_u in label_sets:
-        for rel in member_sets:
-            w = qp.solve(y_l, lab_u, rel)
-            o = Z @ w
-            value = problem_objective(w, o[:l], y_l, o[l:], C_L, C_U, epsilon, C_I, "hinge")
+
+    def orient(v):
+        lab = np.where(v >= 0, 1.0, -1.0)
+        return (lab if lab[0] == y_l[0] else -lab)[l:]
+
+    def evaluate(lab_u, rel):
+        w = qp.solve(y_l, lab_u, rel)
+        o = Z @ w
+        return problem_objective(w, o[:l], y_l, o[l:], C_L, C_U, epsilon, C_I, "hinge"), w
+
+    candidates = [("sign", orient(y_l[0] * M_y[0, :]), [("d>1/2", d > 0.5)])]
+    if mode == "search":
+        vals, vecs = np.linalg.eigh(M_y)
+        V = vecs * np.sqrt(np.clip(vals, 0.0, None))
+        rng = np.random.default_rng(0 if random_state is None else random_state)
+        fixed = [("d>1/2", d > 0.5), ("d>=median", d >= np.median(d) if d.size else d > 0.5)]
+        candidates[0] = ("sign", candidates[0][1], fixed)
+        candidates.append(("eigenvector", orient(vecs[:, -1]), fixed))
+        for k in range(int(n_samples)):
+            g = rng.normal(size=V.shape[1])
+            theta = rng.uniform()
+            candidates.append((f"hyperplane {k}", orient(V @ g),
+                               fixed + [(f"d>{theta:.2f}", d > theta)]))
+    seen: dict = {}
+    best = sign = None
+    for name, lab_u, members in candidates:
+        for rule, rel in members:
+            key = (lab_u.tobytes(), rel.tobytes())
+            if key in seen:
+                continue
+            value, w = evaluate(lab_u, rel)
+            seen[key] = value
+            if sign is None:
+                sign = (value, w)
             if best is None or value < best[0]:
-                best = (value, w, lab_u)
-    _, w, lab_u = best
+                best = (value, w, lab_u, f"{name}/{rule}")
+    value, w, lab_u, source = best
+    trace: list = []
+    if mode == "search":
+        for _ in range(int(max_descent)):
+            o_u = Z[l:] @ w
+            rel = C_U * np.maximum(0.0, 1.0 - np.abs(o_u)) <= \
+                C_I * np.maximum(0.0, np.abs(o_u) - epsilon)
+            new_lab = np.where(o_u >= 0, 1.0, -1.0)
+            new_value, new_w = evaluate(new_lab, rel)
+            if not new_value < value * (1 - 1e-9):
+                break
+            value, w, lab_u = new_value, new_w, new_lab
+            trace.append(value)
+        if trace:
+            source += "+descent"
     o_u = Z[l:] @ w
     relevant = C_U * np.maximum(0.0, 1.0 - np.abs(o_u)) <= \
         C_I * np.maximum(0.0, np.abs(o_u) - epsilon)
-    return w, lab_u, relevant
+    return Rounding(w=w, labels_u=lab_u, relevant=relevant, objective=float(value),
+                    source=source, sign_w=sign[1], sign_objective=float(sign[0]),
+                    n_candidates=len(seen), descent=trace)
 
 
 class FixedMembershipQP:
