@@ -149,30 +149,29 @@ def csr_gather_rows(indptr, indices, data, rows):
     return new_indptr, new_indices, new_data
 
 
+@njit(inline="always", nogil=True)
+def row_matmat(indptr, indices, data, i, M, out) -> None:
+    """``out[i] = X[i] @ M``, the row's terms summed in storage order (scipy's)."""
+    k = M.shape[1]
+    for c in range(k):
+        out[i, c] = 0.0
+    for jj in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        v = data[jj]
+        row = indices[jj]
+        for c in range(k):
+            out[i, c] += v * M[row, c]
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def _csr_matmat_par(indptr, indices, data, M, out):
-    k = M.shape[1]
     for i in prange(out.shape[0]):
-        for c in range(k):
-            out[i, c] = 0.0
-        for jj in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            v = data[jj]
-            row = indices[jj]
-            for c in range(k):
-                out[i, c] += v * M[row, c]
+        row_matmat(indptr, indices, data, i, M, out)
 
 
 @njit(cache=True, nogil=True)
 def _csr_matmat_ser(indptr, indices, data, M, out):
-    k = M.shape[1]
     for i in range(out.shape[0]):
-        for c in range(k):
-            out[i, c] = 0.0
-        for jj in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            v = data[jj]
-            row = indices[jj]
-            for c in range(k):
-                out[i, c] += v * M[row, c]
+        row_matmat(indptr, indices, data, i, M, out)
 
 
 def csr_matmat(indptr, indices, data, M, out) -> None:
