@@ -387,9 +387,10 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         factor sits at the cap with settled multipliers and a violated LMI, up to
         :func:`pataki_rank` of the ``n + 1`` constraints (one per row and the balance),
         which never cuts off the optimum.  A fixed cap of 20 did on g241c, whose optimum
-        has rank 23: the LMI stayed at -1.4e-2 for 200 rounds.  Starting at the Pataki
-        bound instead cost 20NG n = 10,000 a Lanczos certificate in every round of its
-        early (rank 20) phase: 70.8 instead of 57.3 s.
+        has rank 23: the LMI stayed at -1.4e-2 for 200 rounds.  Where 20 suffices the path
+        is the fixed cap's (20NG n = 10,000: the same 1,059 evaluations); starting at the
+        Pataki bound there took as long (70.8 s against 68.6-69.4 s, within this
+        machine's run-to-run spread).
     sigma : float
         Augmented Lagrangian penalty (the first round's, with ``sigma_max``).
     sigma_max : float or None
@@ -427,8 +428,8 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
         rounds escape too, back to 1 after a round without one.  A high-rank optimum is
         reached in a logarithmic number of rounds (g241c: rank 8 to 23 in 4 escapes
         instead of 15), while the occasional escapes of a low-rank fit stay single
-        columns (blocks of up to 16 there were trimmed again and doubled the cost on 20NG
-        n = 10,000).
+        columns.  Each block needs a block Lanczos, which on sparse features of large
+        ``d`` costs more than the rounds it saves.
     trim : int or None
         After each round, rotate ``R`` to its singular vectors (``W`` is unchanged) and keep
         its numerical rank (singular values above ``1e-3`` of the largest of ``[u, R]``)

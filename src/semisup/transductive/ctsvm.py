@@ -34,9 +34,9 @@ _LOWRANK_RULES = dict(carry="pairs", certify="lazy", trim=2, escape_scale="searc
 # The kernel route (factor p = n) allows the Barvinok-Pataki rank from the start and its
 # escapes add 1, 2, 4, ... columns while they repeat: g241c climbs from rank 8 to 23 in 4
 # rounds instead of 15 (914 instead of 2,513 evaluations).  On sparse features (p = d,
-# 49,607 on 20NG) a block Lanczos costs more than the rounds it saves (92 instead of 69 s)
-# and a certificate in every round of the early rank-20 phase too: single columns and the
-# solver's adaptive cap (20, raised on a stall).
+# 49,607 on 20NG) a block Lanczos costs more than the rounds it saves (92 instead of 69 s
+# at 858 instead of 1,059 evaluations): single columns, and the solver's adaptive cap (20,
+# raised on a stall), which keeps that fit's path.
 _KERNEL_ESCAPES = dict(escape_block="grow")
 
 
