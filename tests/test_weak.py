@@ -446,6 +446,57 @@ def test_final_phase_single_flips_are_capped():
     np.testing.assert_array_equal(same.w, free.w)
 
 
+def test_final_phase_only_lowers_problem_one():
+    # polish=False stops after the annealing; the final phase starts from that point and
+    # every step lowers Problem I, so with it the objective is never higher
+    for seed in range(3):
+        X, y, _, _ = mixture_data(np.random.default_rng(seed), std_irr=0.2)
+        kw = dict(C_L=10.0, C_U=10.0, C_irrelevant=30.0, epsilon=0.2)
+        off = MixtureSSL(polish=False, **kw).fit(X, y)
+        on = MixtureSSL(**kw).fit(X, y)
+        assert on.objective_ <= off.objective_ * (1 + 1e-9)
+        assert not any(h["moved"] < 0 for h in off.fit_result_.history)
+    assert any(h["moved"] < 0 for h in on.fit_result_.history)
+    with pytest.raises(ValueError, match="polish"):
+        MixtureSSL(polish="no").fit(X, y)
+
+
+def test_fixed_memberships_oracle():
+    rng = np.random.default_rng(5)
+    X, y, _, _ = mixture_data(rng, std_irr=0.2)
+    lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
+    A = Design(X).restrict(np.r_[lab, unl])
+    y_l = np.where(y[lab] == 1, 1.0, -1.0)
+    l, u = lab.size, unl.size
+    lam = 1 / (2 * l * 10.0)
+    lam_u = 2 * u * lam * 10.0
+    args = (A, l, y_l, lam, lam_u, lam_u, 0.2, 0.5)
+    truth = np.r_[np.ones(60, bool), np.zeros(30, bool)]
+    res = ussl_alternating(*args, fixed_relevant=truth)
+    np.testing.assert_array_equal(res.relevant, truth)
+    # the balance holds over the relevant rows only
+    assert np.mean(res.labels_u[truth] > 0) == 0.5
+    # at the returned weights the solver's objective is the one of these memberships
+    o = A.matvec(res.w)
+    terms = _mixture_terms_reference(y_l, res.labels_u, truth, lam_u, lam_u, 0.2, o)
+    assert res.objective == pytest.approx(0.5 * lam * res.w @ res.w + terms, rel=1e-9)
+    # all rows fixed relevant: exactly the TSVM's route (no irrelevant option used)
+    every = ussl_alternating(*args, fixed_relevant=np.ones(u, bool))
+    tsvm = ussl_alternating(A, l, y_l, lam, lam_u, None, 0.2, 0.5)
+    np.testing.assert_allclose(every.w, tsvm.w, rtol=1e-6, atol=1e-9)
+    np.testing.assert_array_equal(every.labels_u, tsvm.labels_u)
+
+
+def _mixture_terms_reference(y_l, labels_u, relevant, lam_u, lam_i, eps, o):
+    """``(1/2l) sum_l l_2 + (1/2u) sum_u [lam_u l_2 or lam_i U_eps^2]``, written out."""
+    l, u = y_l.size, labels_u.size
+    ol, ou = o[:l], o[l:]
+    lab = np.sum(np.maximum(0, 1 - y_l * ol) ** 2) / (2 * l)
+    rel = lam_u * np.maximum(0, 1 - labels_u * ou) ** 2
+    irr = lam_i * np.maximum(0, np.abs(ou) - eps) ** 2
+    return lab + np.sum(np.where(relevant, rel, irr)) / (2 * u)
+
+
 def test_mixture_flags_irrelevant_points_and_beats_tsvm_on_chapter7_data():
     rng = np.random.default_rng(0)
     errs = []

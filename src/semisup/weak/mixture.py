@@ -297,7 +297,8 @@ def ussl_alternating(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
                      max_switches: int | None = None, lam_u_init: float = 1e-5,
                      lam_u_growth: float = 1.5, mfn_options: dict | None = None,
                      max_rounds: int = 10_000, polish: bool = True,
-                     local_moves: int = 20, max_local_solves: int = 100) -> MixtureResult:
+                     local_moves: int = 20, max_local_solves: int = 100,
+                     fixed_relevant: np.ndarray | None = None) -> MixtureResult:
     """USSL with squared losses by alternating minimisation (the scalable route).
 
     Minimises over ``w``, the labels ``y'`` and the memberships of the unlabeled rows
@@ -343,6 +344,9 @@ def ussl_alternating(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
         Cap on the single-flip re-solves of the whole final phase.  Each kept flip starts a
         new pass, so without a cap their number grows with the unlabeled rows (MNIST 5 vs 8:
         72 trial solves at 900 unlabeled rows) and the phase would cost ``O(u)`` solves.
+    fixed_relevant : ndarray of bool or None
+        Memberships held fixed throughout (no moves, no final phase): the oracle that knows
+        which unlabeled rows are relevant -- a TSVM on those plus a universum on the rest.
 
     Returns
     -------
@@ -361,6 +365,10 @@ def ussl_alternating(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
     with_irr = lam_i is not None
     labels_u = initial_labels(o[l:], positive_fraction)
     relevant = np.ones(u, dtype=bool)
+    if fixed_relevant is not None:
+        relevant = np.asarray(fixed_relevant, dtype=bool).copy()
+        if relevant.any():      # the balance over the relevant rows only
+            labels_u[relevant] = initial_labels(o[l:][relevant], positive_fraction)
     lam_cur = min(lam_u_init, lam_u)
     history: list = []
     n_fits, n_switches, n_moves = 1, 0, 0
@@ -377,7 +385,7 @@ def ussl_alternating(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
             history.append({"lam_u": lam_cur, "objective": res.objective,
                             "switched": switched, "moved": moved})
             moved = 0
-            if with_irr:
+            if with_irr and fixed_relevant is None:
                 ou = o[l:]
                 rel_cost = lam_cur * np.maximum(0.0, 1.0 - labels_u * ou) ** 2
                 irr_cost = lam_i_cur * np.maximum(0.0, np.abs(ou) - epsilon) ** 2
@@ -400,7 +408,7 @@ def ussl_alternating(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
         if lam_cur >= lam_u:
             break
         lam_cur = min(lam_cur * lam_u_growth, lam_u)
-    if with_irr and polish:
+    if with_irr and polish and fixed_relevant is None:
         # Problem I has no balance constraint: finish by descent on it.  Block steps: each
         # row takes its best label and membership at the current outputs, then a re-solve.
         # Single moves: the rows whose two options cost nearly the same are tried one at a
@@ -508,6 +516,12 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
     anneal_start : float, default=1e-5
         The unlabeled weights start at this fraction of their final value.
     anneal_growth : float, default=1.5
+    polish : bool, default=True
+        Alternating route: finish with the unbalanced descent on Problem I
+        (:func:`ussl_alternating`'s final phase: every row takes its best label and
+        membership, then single-row flips).  ``False`` stops at the end of the annealing,
+        where the relevant rows keep the TSVM's balance of positive labels; about 4x
+        cheaper on MNIST 5 vs 8 (see ``benchmarks/results/weak_protocol_v2.md``).
     big_M : float or None, default=None
         Big-M of Problem II (SDP route); ``None``: ``1 + eps + max |f|`` over the unlabeled
         rows for the supervised hinge solution, at least 2 (digest 6.4 item 4).
@@ -577,7 +591,7 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
                  epsilon: float = 0.2, method: str = "alternating", allow_irrelevant: bool = True,
                  positive_fraction: float | None = None, max_switches: int | None = None,
                  anneal_start: float = 1e-5, anneal_growth: float = 1.5,
-                 big_M: float | None = None, max_sdp_rows: int = 200,
+                 polish: bool = True, big_M: float | None = None, max_sdp_rows: int = 200,
                  sdp_solver: str | None = None, sdp_tol: float = 1e-6,
                  sdp_max_iter: int | None = None, n_roundings: int = 10,
                  rounding: str = "search", random_state=None,
@@ -594,6 +608,7 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         self.max_switches = max_switches
         self.anneal_start = anneal_start
         self.anneal_growth = anneal_growth
+        self.polish = polish
         self.big_M = big_M
         self.max_sdp_rows = max_sdp_rows
         self.sdp_solver = sdp_solver
@@ -627,6 +642,7 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         if self.big_M is not None:
             check_positive(self.big_M, "big_M")
         check_bool(self.allow_irrelevant, "allow_irrelevant")
+        check_bool(self.polish, "polish")
         check_bool(self.fit_intercept, "fit_intercept")
         check_int(self.max_iter, "max_iter")
         check_int(self.max_cg_iter, "max_cg_iter")
@@ -702,7 +718,7 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         res = ussl_alternating(A, l, y_l, lam, lam_u, lam_i, float(self.epsilon), r,
                                max_switches=self.max_switches,
                                lam_u_init=self.anneal_start * lam_u,
-                               lam_u_growth=self.anneal_growth,
+                               lam_u_growth=self.anneal_growth, polish=self.polish,
                                mfn_options=dict(tol=self.tol, max_iter=self.max_iter,
                                                 max_cg_iter=self.max_cg_iter))
         self.fit_result_ = res
