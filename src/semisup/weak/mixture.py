@@ -519,9 +519,9 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
     polish : bool, default=True
         Alternating route: finish with the unbalanced descent on Problem I
         (:func:`ussl_alternating`'s final phase: every row takes its best label and
-        membership, then single-row flips).  ``False`` stops at the end of the annealing,
-        where the relevant rows keep the TSVM's balance of positive labels; about 4x
-        cheaper on MNIST 5 vs 8 (see ``benchmarks/results/weak_protocol_v2.md``).
+        membership, then single-row flips; it lowers Problem I).  ``False`` stops at the
+        end of the annealing, whose label changes are the TSVM's balanced pair switches;
+        about 4x cheaper on MNIST 5 vs 8 (``benchmarks/results/weak_protocol_v2.md``).
     big_M : float or None, default=None
         Big-M of Problem II (SDP route); ``None``: ``1 + eps + max |f|`` over the unlabeled
         rows for the supervised hinge solution, at least 2 (digest 6.4 item 4).
