@@ -6,6 +6,8 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 cp = pytest.importorskip("cvxpy")
 
@@ -13,6 +15,7 @@ from semisup.kernels import kernel_matrix  # noqa: E402
 from semisup.solvers.svm import fit_precomputed_svm  # noqa: E402
 from semisup.transductive import ConvexTSVM, RhoTSVM, SDPRelaxedTSVM  # noqa: E402
 from semisup.transductive._base import centre_kernel  # noqa: E402
+from semisup.transductive.ctsvm import balanced_threshold  # noqa: E402
 from semisup.transductive.rho import box_qp  # noqa: E402
 
 
@@ -173,6 +176,59 @@ def test_eigenvector_rounding_and_pickle():
     assert np.mean(est.transduction_ == yt) >= 0.9
     clone = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(clone.predict(X), est.predict(X))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-5, 5, allow_nan=False), min_size=1, max_size=40, unique=True),
+       st.floats(-0.9, 0.9), st.floats(0.0, 1.5))
+def test_balanced_threshold_keeps_the_balance_with_the_fewest_changes(scores, ybar, eps):
+    """The rounded labels satisfy eq. 3.5's balance whenever some count of positives can,
+    with the admissible count nearest the sign rounding's (t = 0 when that one is)."""
+    s = np.array(scores)
+    u = s.size
+    t = balanced_threshold(s, ybar, eps)
+    k0 = int(np.sum(s >= 0))
+    admissible = [k for k in range(u + 1) if abs(ybar - (2 * k / u - 1)) <= eps + 1e-9]
+    if k0 in admissible:
+        assert t == 0.0
+        return
+    k = int(np.sum(s >= 0)) if t == 0.0 else int(np.sum(s > t))
+    if admissible:
+        assert k in admissible
+        assert k == min(admissible, key=lambda j: abs(j - k0))
+    else:                         # no count fits: the one nearest the labeled balance
+        assert abs(k - u * (1 + ybar) / 2) <= 0.5 + 1e-9
+
+
+def test_balanced_rounding_restores_the_balance_the_signs_break():
+    """A large negative offset puts every relaxed score below 0: the sign rounding returns
+    one class, the balanced rounding the nearest admissible split, and the decision
+    function moves its threshold with it."""
+    X, y, yt = blobs(n=60, seed=11, d=3)
+    unl = y == -1
+    sign = ConvexTSVM(C_l=1.0, kernel="linear", solver="lowrank", offset=-20.0).fit(X, y)
+    assert np.all(sign.transduction_[unl] == 0) and sign.threshold_ == 0.0
+    # no unlabeled multiplier is active there (the low-rank certificate once failed in
+    # ARPACK on the zero operator; SCS gives the same optimum, 34.43298, in minutes)
+    assert sign.fit_results_["status"] == "converged" and sign.lmi_min_eig_ >= -1e-6
+    assert abs(sign.objective_ - sign.dual_objective_) <= 1e-4 * sign.objective_
+    bal = ConvexTSVM(C_l=1.0, kernel="linear", solver="lowrank", offset=-20.0,
+                     rounding="balanced").fit(X, y)
+    np.testing.assert_array_equal(bal.relaxed_scores_, sign.relaxed_scores_)
+    y_u = np.where(bal.transduction_[unl] == 1, 1.0, -1.0)
+    assert abs(0.0 - y_u.mean()) <= bal.epsilon_ + 1e-12
+    assert bal.threshold_ < 0
+    np.testing.assert_array_equal(bal.decision_function(X[unl]) > 0, bal.transduction_[unl] == 1)
+    # the fewest rows that restore the balance (epsilon_ = 0.5: a quarter of them), taken
+    # from the top of the relaxed scores, which still rank the classes
+    assert np.sum(bal.transduction_[unl] == 1) == np.ceil(0.25 * unl.sum())
+    assert np.all(yt[unl][bal.transduction_[unl] == 1] == 1)
+    # on a fit whose signs keep the balance it is the sign rounding itself
+    plain = ConvexTSVM(C_l=1.0, kernel="linear", solver="lowrank").fit(X, y)
+    same = ConvexTSVM(C_l=1.0, kernel="linear", solver="lowrank", rounding="balanced").fit(X, y)
+    assert same.threshold_ == 0.0
+    np.testing.assert_array_equal(same.transduction_, plain.transduction_)
+    np.testing.assert_array_equal(same.decision_function(X), plain.decision_function(X))
 
 
 def test_precomputed_kernel_matches_rbf():

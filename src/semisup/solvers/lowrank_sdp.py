@@ -541,6 +541,9 @@ def _ctsvm_lowrank(F: FeatureFactor, y_l: np.ndarray, labeled: np.ndarray, C: np
                                 np.asarray(v).reshape(p, 1)))[:, 0])
         if eig_tol is None:
             min_eig, vec = np.nan, None       # not checked this round
+        elif not np.any(d):
+            # no unlabeled multiplier: the slack is I (ARPACK refuses a zero operator)
+            min_eig, vec = 1.0, v_prev
         elif p <= 3:
             dense_op = op @ np.eye(p)
             vals, vecs = np.linalg.eigh(dense_op)

@@ -53,6 +53,48 @@ def default_epsilon(y_l: np.ndarray, n: int) -> float:
     return (n / (n - l)) * abs(ybar) + float(np.sqrt(max(1.0 - ybar ** 2, 1.0 / l) / l))
 
 
+def balanced_threshold(scores_u: np.ndarray, ybar_l: float, epsilon: float) -> float:
+    """Smallest shift ``t`` whose labels ``sign(scores_u - t)`` keep the balance of eq. 3.5.
+
+    The relaxation constrains ``|c^T w| <= epsilon`` on its continuous predictions, but the
+    sign rounding of eq. 3.7 can still put every unlabeled row in one class (small
+    ``C``: the relaxed scores shrink towards the centre together).  On labels the
+    constraint reads ``|ybar_l - mean(y_u)| <= epsilon``; ``t = 0`` when the signs already
+    satisfy it, otherwise ``t`` moves the threshold just far enough (between two sorted
+    scores) that the number of positives reaches the nearest admissible count.
+
+    Parameters
+    ----------
+    scores_u : ndarray of shape (n_unlabeled,)
+        Relaxed scores of the unlabeled rows.
+    ybar_l : float
+        Mean of the labeled rows' ``+1/-1`` labels.
+    epsilon : float
+        Balance tolerance (``epsilon_`` of the fit).
+
+    Returns
+    -------
+    float
+        The threshold; the rounded labels are ``scores_u > t`` (``>= 0`` when ``t = 0``).
+    """
+    u = scores_u.size
+    k0 = int(np.count_nonzero(scores_u >= 0))
+    # |ybar - (2k/u - 1)| <= eps  <=>  u (1 + ybar - eps) / 2 <= k <= u (1 + ybar + eps) / 2
+    lo = max(0, int(np.ceil(u * (1.0 + ybar_l - epsilon) / 2.0 - 1e-9)))
+    hi = min(u, int(np.floor(u * (1.0 + ybar_l + epsilon) / 2.0 + 1e-9)))
+    if lo > hi:                       # tolerance below one row: the nearest count
+        lo = hi = int(np.clip(round(u * (1.0 + ybar_l) / 2.0), 0, u))
+    if lo <= k0 <= hi:
+        return 0.0
+    k = min(max(k0, lo), hi)
+    s = np.sort(scores_u)[::-1]
+    if k == 0:
+        return float(s[0]) + 1.0
+    if k == u:
+        return float(s[-1]) - 1.0
+    return 0.5 * float(s[k - 1] + s[k])
+
+
 class ConvexTSVM(KernelTransductiveBase):
     """Convex relaxation of the transductive SVM (CTSVM), eqs. 3.8 and 3.11.
 
@@ -114,9 +156,14 @@ class ConvexTSVM(KernelTransductiveBase):
         See above.
     max_exact : int
         Largest n for the exact routes.
-    rounding : {'sign', 'eigenvector'}
-        Labels of the unlabeled rows: ``sign(w_i)`` (eq. 3.7's reading) or the sign of the
-        leading eigenvector of ``W`` aligned with the labeled rows.
+    rounding : {'sign', 'balanced', 'eigenvector'}
+        Labels of the unlabeled rows: ``sign(w_i)`` (eq. 3.7's reading); ``'balanced'``:
+        ``sign(w_i - t)`` with the smallest threshold ``t`` (:func:`balanced_threshold`,
+        ``threshold_``) at which the labels keep the balance constraint of eq. 3.5 -- the
+        sign rounding itself whenever it does, so it differs only where the sign rounding
+        would leave too many rows in one class; ``decision_function`` subtracts the same
+        ``t``; or the sign of the leading eigenvector of ``W`` aligned with the labeled
+        rows.
     out_of_sample : {'expansion', 'svm'}
         Rule of ``decision_function`` (see above).
     rank : int
@@ -165,6 +212,9 @@ class ConvexTSVM(KernelTransductiveBase):
         ``lambda`` (0 without intercept).
     offset_ : float
         The fixed offset ``b0`` (included in ``relaxed_scores_`` and the decision function).
+    threshold_ : float
+        Threshold ``t`` of the rounding (``rounding='balanced'``; 0 otherwise), subtracted
+        by the ``'expansion'`` decision function.
     objective_ : float
         Optimum of the relaxation.
     dual_objective_ : float
@@ -225,8 +275,9 @@ class ConvexTSVM(KernelTransductiveBase):
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
         if self.slack not in ("hinge", "squared"):
             raise ValueError(f"slack must be 'hinge' or 'squared', got {self.slack!r}")
-        if self.rounding not in ("sign", "eigenvector"):
-            raise ValueError(f"rounding must be 'sign' or 'eigenvector', got {self.rounding!r}")
+        if self.rounding not in ("sign", "balanced", "eigenvector"):
+            raise ValueError("rounding must be 'sign', 'balanced' or 'eigenvector', got "
+                             f"{self.rounding!r}")
         if self.refine not in ("none", "tsvm"):
             raise ValueError(f"refine must be 'none' or 'tsvm', got {self.refine!r}")
         if self.out_of_sample not in ("expansion", "svm"):
@@ -330,13 +381,19 @@ class ConvexTSVM(KernelTransductiveBase):
         self.relaxed_scores_ = self.relaxed_scores_ + b0
         # rounding
         z = self.relaxed_scores_
-        if self.rounding == "sign":
-            score_u = z[unl]
-        else:
+        self.threshold_ = 0.0
+        if self.rounding == "eigenvector":
             score_u = self._leading_vector(labeled, y_l)[unl]
+        else:
+            score_u = z[unl]
+            if self.rounding == "balanced":
+                self.threshold_ = balanced_threshold(score_u, float(np.mean(y_l)), eps)
         lab_pm = np.empty(n)
         lab_pm[labeled] = y_l
-        lab_pm[unl] = np.where(score_u >= 0, 1.0, -1.0)
+        if self.threshold_ == 0.0:
+            lab_pm[unl] = np.where(score_u >= 0, 1.0, -1.0)
+        else:
+            lab_pm[unl] = np.where(score_u > self.threshold_, 1.0, -1.0)
         features = self.__dict__.pop("_refine_features", None)
         if self.refine == "tsvm":
             lab_pm[unl] = self._refine_tsvm(X if features is None else features, labeled,
@@ -488,14 +545,14 @@ class ConvexTSVM(KernelTransductiveBase):
             from semisup._validation import check_X
             Xt = check_X(X, estimator=self)
             return (np.asarray(Xt @ self._linear_w).ravel() - self._linear_mean @ self._linear_w
-                    + self.offset_)
+                    + self.offset_ - self.threshold_)
         Kt = self._test_kernel(X)
         if self.out_of_sample == "svm":
             return self._svm.decision_function(Kt)
         if self._centre is not None:
             row_mean, grand = self._centre
             Kt = Kt - Kt.mean(axis=1, keepdims=True) - row_mean[None, :] + grand
-        return Kt @ self._beta - self.intercept_ + self.offset_
+        return Kt @ self._beta - self.intercept_ + self.offset_ - self.threshold_
 
 
 def cho_solve_vec(chol, v):
