@@ -588,8 +588,9 @@ def sdp_paired_table(name: str, tag: str, digits) -> str:
 
 PROTOCOL = {"C": [1.0, 10.0, 100.0], "rho": [1.0, 3.0, 10.0], "epsilon": 0.2,
             "ssl_C": [1.0, 10.0, 100.0], "folds": 3, "ussl_options": {}}
-# --no-polish (tag _v2): MixtureSSL(polish=False), chosen on the development seeds
-# (run_dev, seeds 100+) before it ran on the reported runs 0-9
+# --no-polish (tag _v2): MixtureSSL(polish=False); --late-membership (tag _v3): also
+# late_membership=True; each chosen on the development seeds (run_dev, seeds 100+) before
+# it ran on the reported runs 0-9
 
 
 def protocol_grids() -> dict:
@@ -812,8 +813,9 @@ class MixtureDev(MixtureSSL):
     """
 
     def __init__(self, C_L=1.0, C_U=1.0, C_irrelevant=None, epsilon=0.2, oracle=False,
-                 polish=True):
+                 polish=True, late=False):
         super().__init__(C_L=C_L, C_U=C_U, C_irrelevant=C_irrelevant, epsilon=epsilon)
+        self.late = late
         self.oracle = oracle
         self.polish = polish
 
@@ -839,7 +841,7 @@ class MixtureDev(MixtureSSL):
         res = ussl_alternating(A, l, y_l, lam, lam_u, lam_i, float(self.epsilon), r,
                                lam_u_init=self.anneal_start * lam_u,
                                lam_u_growth=self.anneal_growth, polish=self.polish,
-                               fixed_relevant=fixed,
+                               fixed_relevant=fixed, late_membership=self.late,
                                mfn_options=dict(tol=self.tol, max_iter=self.max_iter,
                                                 max_cg_iter=self.max_cg_iter))
         self.fit_result_ = res
@@ -873,6 +875,7 @@ def dev_variants() -> dict:
             "USSL untied rho1": (MixtureDev(), untied(1.0)),
             "USSL untied rho3": (MixtureDev(), untied(3.0)),
             "USSL nopolish untied rho3": (MixtureDev(polish=False), untied(3.0)),
+            "USSL nopolish late": (MixtureDev(polish=False, late=True), tied),
             "USSL nopolish untied rho1,3": (MixtureDev(polish=False),
                                             untied(1.0) + untied(3.0))}
 
@@ -938,7 +941,7 @@ def run_dev(runs: int, digits, name: str = "mnist", variants=None, tag: str = "_
 
 
 def run_dev_grid(runs: int, digits, name: str = "mnist", variants=("SSL", "oracle",
-                 "USSL nopolish"), tag: str = "_devgrid") -> str:
+                 "USSL nopolish", "USSL nopolish late"), tag: str = "_devgrid") -> str:
     """Test accuracy at EVERY grid point (no CV) on the development tasks (seeds 100+).
 
     Separates the model from its tuning: the best fixed grid point (over all tasks) and the
@@ -1608,6 +1611,9 @@ def main() -> None:
                     help="protocol: stop after this many minutes (rerun to resume)")
     ap.add_argument("--no-polish", action="store_true",
                     help="protocol: USSL as MixtureSSL(polish=False) (use with --tag _v2)")
+    ap.add_argument("--late-membership", action="store_true",
+                    help="protocol: USSL as MixtureSSL(polish=False, late_membership=True) "
+                         "(use with --tag _v3)")
     ap.add_argument("--variants", default=None,
                     help="dev: ';'-separated variants of dev_variants() (default: all)")
     ap.add_argument("--cv", action="store_true",
@@ -1622,6 +1628,8 @@ def main() -> None:
     cirr = [float(v) for v in args.cirr_cv.split(",")] if args.cirr_cv else None
     if args.no_polish:
         PROTOCOL["ussl_options"] = {"polish": False}
+    if args.late_membership:
+        PROTOCOL["ussl_options"] = {"polish": False, "late_membership": True}
     with Contention() as load:
         if args.part == "devgrid":
             section = (dev_grid_table() if args.table_only else run_dev_grid(

@@ -487,6 +487,37 @@ def test_fixed_memberships_oracle():
     np.testing.assert_array_equal(every.labels_u, tsvm.labels_u)
 
 
+def test_late_membership_follows_the_tsvm_until_the_final_weight():
+    rng = np.random.default_rng(7)
+    X, y, _, _ = mixture_data(rng, std_irr=0.1)
+    lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
+    A = Design(X).restrict(np.r_[lab, unl])
+    y_l = np.where(y[lab] == 1, 1.0, -1.0)
+    l, u = lab.size, unl.size
+    lam = 1 / (2 * l * 100.0)
+    lam_u = 2 * u * lam * 100.0
+    late = ussl_alternating(A, l, y_l, lam, lam_u, lam_u, 0.2, 0.5, polish=False,
+                            late_membership=True)
+    tsvm = ussl_alternating(A, l, y_l, lam, lam_u, None, 0.2, 0.5)
+    # no membership moves before the final weight, so the first solves are the TSVM's
+    before = [h for h in late.history if h["lam_u"] < lam_u]
+    assert before and all(h["moved"] == 0 for h in before)
+    n = len(before)
+    np.testing.assert_allclose([h["objective"] for h in before],
+                               [h["objective"] for h in tsvm.history[:n]], rtol=1e-6)
+    # at the final weight the irrelevant option is used (chapter 7 data: it pays)
+    assert not late.relevant.all()
+    # at the final weight every move, switch and solve lowers the objective
+    final = [h["objective"] for h in late.history if h["lam_u"] == lam_u]
+    assert len(final) > 1 and np.all(np.diff(final) <= 1e-9 * abs(final[0]))
+    # the estimator's option runs this route (Design(X) carries the constant feature)
+    m = MixtureSSL(C_L=100.0, C_U=100.0, polish=False, late_membership=True).fit(X, y)
+    np.testing.assert_allclose(np.r_[m.coef_.ravel(), m.intercept_], late.w, rtol=1e-5,
+                               atol=1e-8)
+    with pytest.raises(ValueError, match="late_membership"):
+        MixtureSSL(late_membership=1.5).fit(X, y)
+
+
 def _mixture_terms_reference(y_l, labels_u, relevant, lam_u, lam_i, eps, o):
     """``(1/2l) sum_l l_2 + (1/2u) sum_u [lam_u l_2 or lam_i U_eps^2]``, written out."""
     l, u = y_l.size, labels_u.size

@@ -298,7 +298,8 @@ def ussl_alternating(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
                      lam_u_growth: float = 1.5, mfn_options: dict | None = None,
                      max_rounds: int = 10_000, polish: bool = True,
                      local_moves: int = 20, max_local_solves: int = 100,
-                     fixed_relevant: np.ndarray | None = None) -> MixtureResult:
+                     fixed_relevant: np.ndarray | None = None,
+                     late_membership: bool = False) -> MixtureResult:
     """USSL with squared losses by alternating minimisation (the scalable route).
 
     Minimises over ``w``, the labels ``y'`` and the memberships of the unlabeled rows
@@ -347,6 +348,9 @@ def ussl_alternating(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
     fixed_relevant : ndarray of bool or None
         Memberships held fixed throughout (no moves, no final phase): the oracle that knows
         which unlabeled rows are relevant -- a TSVM on those plus a universum on the rest.
+    late_membership : bool
+        Every row stays relevant during the annealing (the iterates are the TSVM's); the
+        memberships move only at the final weight, starting from the TSVM's solution.
 
     Returns
     -------
@@ -385,7 +389,8 @@ def ussl_alternating(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
             history.append({"lam_u": lam_cur, "objective": res.objective,
                             "switched": switched, "moved": moved})
             moved = 0
-            if with_irr and fixed_relevant is None:
+            if with_irr and fixed_relevant is None and (
+                    not late_membership or lam_cur >= lam_u):
                 ou = o[l:]
                 rel_cost = lam_cur * np.maximum(0.0, 1.0 - labels_u * ou) ** 2
                 irr_cost = lam_i_cur * np.maximum(0.0, np.abs(ou) - epsilon) ** 2
@@ -522,6 +527,10 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         membership, then single-row flips; it lowers Problem I).  ``False`` stops at the
         end of the annealing, whose label changes are the TSVM's balanced pair switches;
         about 4x cheaper on MNIST 5 vs 8 (``benchmarks/results/weak_protocol_v2.md``).
+    late_membership : bool, default=False
+        Alternating route: keep every unlabeled row relevant during the annealing (the
+        iterates are the TSVM's) and move the memberships only at the final weight,
+        starting from the TSVM's solution (``benchmarks/results/weak_protocol_v3.md``).
     big_M : float or None, default=None
         Big-M of Problem II (SDP route); ``None``: ``1 + eps + max |f|`` over the unlabeled
         rows for the supervised hinge solution, at least 2 (digest 6.4 item 4).
@@ -591,7 +600,8 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
                  epsilon: float = 0.2, method: str = "alternating", allow_irrelevant: bool = True,
                  positive_fraction: float | None = None, max_switches: int | None = None,
                  anneal_start: float = 1e-5, anneal_growth: float = 1.5,
-                 polish: bool = True, big_M: float | None = None, max_sdp_rows: int = 200,
+                 polish: bool = True, late_membership: bool = False,
+                 big_M: float | None = None, max_sdp_rows: int = 200,
                  sdp_solver: str | None = None, sdp_tol: float = 1e-6,
                  sdp_max_iter: int | None = None, n_roundings: int = 10,
                  rounding: str = "search", random_state=None,
@@ -609,6 +619,7 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         self.anneal_start = anneal_start
         self.anneal_growth = anneal_growth
         self.polish = polish
+        self.late_membership = late_membership
         self.big_M = big_M
         self.max_sdp_rows = max_sdp_rows
         self.sdp_solver = sdp_solver
@@ -643,6 +654,7 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
             check_positive(self.big_M, "big_M")
         check_bool(self.allow_irrelevant, "allow_irrelevant")
         check_bool(self.polish, "polish")
+        check_bool(self.late_membership, "late_membership")
         check_bool(self.fit_intercept, "fit_intercept")
         check_int(self.max_iter, "max_iter")
         check_int(self.max_cg_iter, "max_cg_iter")
@@ -719,6 +731,7 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
                                max_switches=self.max_switches,
                                lam_u_init=self.anneal_start * lam_u,
                                lam_u_growth=self.anneal_growth, polish=self.polish,
+                               late_membership=self.late_membership,
                                mfn_options=dict(tol=self.tol, max_iter=self.max_iter,
                                                 max_cg_iter=self.max_cg_iter))
         self.fit_result_ = res
