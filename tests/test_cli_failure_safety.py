@@ -102,6 +102,8 @@ def test_interrupt_mid_write_in_a_real_process(toy):
     ex, lab, out, _, _ = toy
     script = textwrap.dedent(f"""
         import os, signal, sys
+        # a shell's background job starts with SIGINT ignored; a terminal's Ctrl-C is not
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from semisup import io
         from semisup.cli import svmlin
         real = io._open_write

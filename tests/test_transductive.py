@@ -2,6 +2,7 @@
 
 import itertools
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 cp = pytest.importorskip("cvxpy")
 
+from semisup._validation import CollapseWarning  # noqa: E402
 from semisup.kernels import kernel_matrix  # noqa: E402
 from semisup.solvers.svm import fit_precomputed_svm  # noqa: E402
 from semisup.transductive import ConvexTSVM, RhoTSVM, SDPRelaxedTSVM  # noqa: E402
@@ -206,14 +208,17 @@ def test_balanced_rounding_restores_the_balance_the_signs_break():
     function moves its threshold with it."""
     X, y, yt = blobs(n=60, seed=11, d=3)
     unl = y == -1
-    sign = ConvexTSVM(C_l=1.0, kernel="linear", solver="lowrank", offset=-20.0).fit(X, y)
+    with pytest.warns(CollapseWarning, match="rounding='balanced'"):
+        sign = ConvexTSVM(C_l=1.0, kernel="linear", solver="lowrank", offset=-20.0).fit(X, y)
     assert np.all(sign.transduction_[unl] == 0) and sign.threshold_ == 0.0
     # no unlabeled multiplier is active there (the low-rank certificate once failed in
     # ARPACK on the zero operator; SCS gives the same optimum, 34.43298, in minutes)
     assert sign.fit_results_["status"] == "converged" and sign.lmi_min_eig_ >= -1e-6
     assert abs(sign.objective_ - sign.dual_objective_) <= 1e-4 * sign.objective_
-    bal = ConvexTSVM(C_l=1.0, kernel="linear", solver="lowrank", offset=-20.0,
-                     rounding="balanced").fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CollapseWarning)
+        bal = ConvexTSVM(C_l=1.0, kernel="linear", solver="lowrank", offset=-20.0,
+                         rounding="balanced").fit(X, y)
     np.testing.assert_array_equal(bal.relaxed_scores_, sign.relaxed_scores_)
     y_u = np.where(bal.transduction_[unl] == 1, 1.0, -1.0)
     assert abs(0.0 - y_u.mean()) <= bal.epsilon_ + 1e-12

@@ -44,13 +44,14 @@ class CollapseWarning(UserWarning):
 MIN_COLLAPSE_ROWS = 10
 
 
-def warn_if_collapsed(estimator, transduction_unlabeled: np.ndarray, n_classes: int) -> None:
+def warn_if_collapsed(estimator, transduction_unlabeled: np.ndarray, n_classes: int,
+                      hint: str | None = None) -> None:
     """Warn (:class:`CollapseWarning`) when every unlabeled row got the same class.
 
     With two or more labeled classes and at least :data:`MIN_COLLAPSE_ROWS` unlabeled rows,
     one class for all of them almost always means the semi-supervised solution collapsed
     (e.g. a regularization weight so large that only the bias is left), not a property of
-    the data.
+    the data.  ``hint`` replaces the default advice (the linear methods' parameters).
     """
     if n_classes < 2 or transduction_unlabeled.size < MIN_COLLAPSE_ROWS:
         return
@@ -59,10 +60,10 @@ def warn_if_collapsed(estimator, transduction_unlabeled: np.ndarray, n_classes: 
     if np.all(transduction_unlabeled == first):
         warnings.warn(f"{type(estimator).__name__}: every one of the "
                       f"{transduction_unlabeled.size} unlabeled rows was assigned class "
-                      f"{first!r}: the solution collapsed to one class. The regularization "
-                      "is probably too strong for the scale of X (lower lam / gamma_A, or "
-                      "rescale X), or the positive fraction is wrong", CollapseWarning,
-                      stacklevel=4)
+                      f"{first!r}: the solution collapsed to one class. " + (
+                          hint or "The regularization is probably too strong for the scale "
+                          "of X (lower lam / gamma_A, or rescale X), or the positive fraction "
+                          "is wrong"), CollapseWarning, stacklevel=4)
 
 
 @dataclass

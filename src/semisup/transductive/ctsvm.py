@@ -12,7 +12,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from semisup._validation import check_bool, check_int, check_positive
+from semisup._validation import check_bool, check_int, check_positive, warn_if_collapsed
 from semisup.solvers.lowrank_sdp import (
     FeatureFactor,
     ctsvm_lowrank,
@@ -399,6 +399,10 @@ class ConvexTSVM(KernelTransductiveBase):
             lab_pm[unl] = self._refine_tsvm(X if features is None else features, labeled,
                                             unl, y_l, lab_pm[unl])
         self.transduction_ = self.classes_[(lab_pm > 0).astype(int)]
+        warn_if_collapsed(self, self.transduction_[unl], 2, hint=(
+            "The relaxed scores shrank towards the offset (C_l / C_u small for the kernel's "
+            "scale); raise them, or use rounding='balanced', which keeps the balance "
+            "constraint of eq. 3.5 on the labels"))
         self._labels_pm = lab_pm
         if self.out_of_sample == "svm":
             K = self._K_uncentred if hasattr(self, "_K_uncentred") else self._train_kernel(X)
