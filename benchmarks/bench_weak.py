@@ -1127,8 +1127,10 @@ def run_scale(factors=(1, 10, 100), digits=(0, 7), synthetic_rows: int = 100_000
     and ``30 x factor`` irrelevant ones, 40 labeled rows), ``FIXED`` setting (no CV), SSL
     (our TSVM, same C's) beside USSL; then a 2-D mixture lifted to 50 dimensions with
     ``synthetic_rows`` rows.  Wall and CPU seconds, peak RSS and its rise during the fit.
+    USSL takes ``PROTOCOL["ussl_options"]`` (``--no-polish`` / ``--late-membership``).
     """
     log = RESULTS_DIR / f"weak_scale{tag}_runs.jsonl"
+    opts = PROTOCOL.get("ussl_options", {})
     done = {(r["set"], r["factor"]) for r in _load_jsonl(log)}
     C, eps = FIXED["C"], FIXED["epsilon"]
     data = None
@@ -1142,7 +1144,7 @@ def run_scale(factors=(1, 10, 100), digits=(0, 7), synthetic_rows: int = 100_000
             l, u = int(np.sum(y != -1)), int(np.sum(y == -1))
             rec = {"set": f"mnist-{dig}", "factor": factor, "rows": int(X.shape[0])}
             for name, est in (("SSL", tsvm_for(C, C, l, u)),
-                              ("USSL", MixtureSSL(C_L=C, C_U=C, epsilon=eps))):
+                              ("USSL", MixtureSSL(C_L=C, C_U=C, epsilon=eps, **opts))):
                 rec[name] = _fit_measured(est, X, y)
                 rec[name]["acc"] = 100 * est.score(Xt, yt)
             rec["USSL"]["irr_flagged"] = 100 * float(np.mean(~est.relevant_[is_irr]))
@@ -1161,7 +1163,7 @@ def run_scale(factors=(1, 10, 100), digits=(0, 7), synthetic_rows: int = 100_000
         Xt50 = Xt @ lift + 0.05 * rng.normal(size=(Xt.shape[0], 50))
         rec = {"set": "synthetic-50d", "factor": 0, "rows": int(X.shape[0])}
         for name, est in (("SSL", tsvm_for(C, C, 100, X.shape[0] - 100)),
-                          ("USSL", MixtureSSL(C_L=C, C_U=C, epsilon=eps))):
+                          ("USSL", MixtureSSL(C_L=C, C_U=C, epsilon=eps, **opts))):
             rec[name] = _fit_measured(est, X50, y)
             rec[name]["acc"] = 100 * est.score(Xt50, yt)
         rec["USSL"]["irr_flagged"] = 100 * float(np.mean(~est.relevant_[irr]))
@@ -1183,7 +1185,8 @@ def run_scale(factors=(1, 10, 100), digits=(0, 7), synthetic_rows: int = 100_000
                "SSL s wall / CPU", "CPU USSL / SSL", "USSL linear solves",
                "USSL peak RSS MiB (rise in fit)"]
     return (f"## Scalable route: more unlabeled rows (MNIST 5 vs 8, one draw per set; "
-            f"C_L = C_U = {C:g}, eps = {eps:g}, no CV)"
+            f"C_L = C_U = {C:g}, eps = {eps:g}, no CV"
+            + (f"; USSL options {opts}" if opts else "") + ")"
             + (f", and {synthetic_rows:,} rows" if synthetic_rows else "") + "\n\n"
             + table(headers, rows))
 
@@ -1610,9 +1613,9 @@ def main() -> None:
     ap.add_argument("--max-minutes", type=float, default=18.0,
                     help="protocol: stop after this many minutes (rerun to resume)")
     ap.add_argument("--no-polish", action="store_true",
-                    help="protocol: USSL as MixtureSSL(polish=False) (use with --tag _v2)")
+                    help="protocol, scale: USSL as MixtureSSL(polish=False) (use with --tag _v2)")
     ap.add_argument("--late-membership", action="store_true",
-                    help="protocol: USSL as MixtureSSL(polish=False, late_membership=True) "
+                    help="protocol, scale: USSL as MixtureSSL(polish=False, late_membership=True) "
                          "(use with --tag _v3)")
     ap.add_argument("--variants", default=None,
                     help="dev: ';'-separated variants of dev_variants() (default: all)")
