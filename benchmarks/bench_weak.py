@@ -859,6 +859,14 @@ class TSVMDev(TSVMC):
         return super().decision_function(np.asarray(X)[:, :-1])
 
 
+def dev_task(data, dig: int, run: int):
+    """Development task ``run`` (seed ``DEV_SEED + run``): ``digit_task`` with the true
+    membership appended as a last column (read only by the oracle; 0 on the test rows)."""
+    X, y, is_irr, Xt, yt = digit_task(data, dig, np.random.default_rng([dig, DEV_SEED + run]))
+    return (np.hstack([X, is_irr[:, None].astype(float)]), y, is_irr,
+            np.hstack([Xt, np.zeros((Xt.shape[0], 1))]), yt)
+
+
 def dev_variants() -> dict:
     """Estimators and grids of the development diagnostics (name -> (estimator, grid))."""
     C = PROTOCOL["C"]
@@ -897,10 +905,7 @@ def run_dev(runs: int, digits, name: str = "mnist", variants=None, tag: str = "_
     t_start = time.perf_counter()
     for run in range(runs):
         for dig in digits:
-            X, y, is_irr, Xt, yt = digit_task(data, dig,
-                                              np.random.default_rng([dig, DEV_SEED + run]))
-            Xm = np.hstack([X, is_irr[:, None].astype(float)])
-            Xtm = np.hstack([Xt, np.zeros((Xt.shape[0], 1))])
+            Xm, y, is_irr, Xtm, yt = dev_task(data, dig, run)
             unl = y == -1
             rel_unl = (~is_irr) & unl
             # digit_task puts the relevant unlabeled rows as the 8s (class 0), then the 5s
@@ -956,10 +961,7 @@ def run_dev_grid(runs: int, digits, name: str = "mnist", variants=("SSL", "oracl
     allv = dev_variants()
     for run in range(runs):
         for dig in digits:
-            X, y, is_irr, Xt, yt = digit_task(data, dig,
-                                              np.random.default_rng([dig, DEV_SEED + run]))
-            Xm = np.hstack([X, is_irr[:, None].astype(float)])
-            Xtm = np.hstack([Xt, np.zeros((Xt.shape[0], 1))])
+            Xm, y, is_irr, Xtm, yt = dev_task(data, dig, run)
             for v in variants:
                 if (dig, DEV_SEED + run, v) in done:
                     continue

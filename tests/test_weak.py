@@ -423,17 +423,22 @@ def test_without_irrelevant_option_it_is_the_tsvm(rng):
     assert m.relevant_.all()
 
 
-def test_final_phase_single_flips_are_capped():
-    # each kept single-row flip starts a new pass; the cap bounds the re-solves of the whole
-    # phase (O(u) otherwise), and a cap above what a problem uses changes nothing
-    rng = np.random.default_rng(3)
-    X, y, _, _ = mixture_data(rng, std_irr=0.2)
+def _alternating_problem(seed, std_irr, C):
+    """Chapter 7 data as :func:`ussl_alternating` takes it, with ``lam``, ``lam_u`` for
+    ``C_L = C_U = C``: ``(A, l, u, y_l, lam, lam_u)``."""
+    X, y, _, _ = mixture_data(np.random.default_rng(seed), std_irr=std_irr)
     lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
     A = Design(X).restrict(np.r_[lab, unl])
     y_l = np.where(y[lab] == 1, 1.0, -1.0)
-    l, u = lab.size, unl.size
-    lam = 1 / (2 * l * 100.0)
-    args = (A, l, y_l, lam, 2 * u * lam * 100.0, 2 * u * lam * 100.0, 0.2, 0.5)
+    lam = 1 / (2 * lab.size * C)
+    return A, lab.size, unl.size, y_l, lam, 2 * unl.size * lam * C
+
+
+def test_final_phase_single_flips_are_capped():
+    # each kept single-row flip starts a new pass; the cap bounds the re-solves of the whole
+    # phase (O(u) otherwise), and a cap above what a problem uses changes nothing
+    A, l, u, y_l, lam, lam_u = _alternating_problem(3, 0.2, 100.0)
+    args = (A, l, y_l, lam, lam_u, lam_u, 0.2, 0.5)
 
     def trials(res):  # single-flip trial solves of the final phase, kept or not
         return res.n_iter - 1 - sum(1 for h in res.history if h["moved"] != -2)
@@ -462,14 +467,7 @@ def test_final_phase_only_lowers_problem_one():
 
 
 def test_fixed_memberships_oracle():
-    rng = np.random.default_rng(5)
-    X, y, _, _ = mixture_data(rng, std_irr=0.2)
-    lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
-    A = Design(X).restrict(np.r_[lab, unl])
-    y_l = np.where(y[lab] == 1, 1.0, -1.0)
-    l, u = lab.size, unl.size
-    lam = 1 / (2 * l * 10.0)
-    lam_u = 2 * u * lam * 10.0
+    A, l, u, y_l, lam, lam_u = _alternating_problem(5, 0.2, 10.0)
     args = (A, l, y_l, lam, lam_u, lam_u, 0.2, 0.5)
     truth = np.r_[np.ones(60, bool), np.zeros(30, bool)]
     res = ussl_alternating(*args, fixed_relevant=truth)
@@ -488,14 +486,7 @@ def test_fixed_memberships_oracle():
 
 
 def test_late_membership_follows_the_tsvm_until_the_final_weight():
-    rng = np.random.default_rng(7)
-    X, y, _, _ = mixture_data(rng, std_irr=0.1)
-    lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
-    A = Design(X).restrict(np.r_[lab, unl])
-    y_l = np.where(y[lab] == 1, 1.0, -1.0)
-    l, u = lab.size, unl.size
-    lam = 1 / (2 * l * 100.0)
-    lam_u = 2 * u * lam * 100.0
+    A, l, u, y_l, lam, lam_u = _alternating_problem(7, 0.1, 100.0)
     late = ussl_alternating(A, l, y_l, lam, lam_u, lam_u, 0.2, 0.5, polish=False,
                             late_membership=True)
     tsvm = ussl_alternating(A, l, y_l, lam, lam_u, None, 0.2, 0.5)
@@ -511,6 +502,7 @@ def test_late_membership_follows_the_tsvm_until_the_final_weight():
     final = [h["objective"] for h in late.history if h["lam_u"] == lam_u]
     assert len(final) > 1 and np.all(np.diff(final) <= 1e-9 * abs(final[0]))
     # the estimator's option runs this route (Design(X) carries the constant feature)
+    X, y, _, _ = mixture_data(np.random.default_rng(7), std_irr=0.1)
     m = MixtureSSL(C_L=100.0, C_U=100.0, polish=False, late_membership=True).fit(X, y)
     np.testing.assert_allclose(np.r_[m.coef_.ravel(), m.intercept_], late.w, rtol=1e-5,
                                atol=1e-8)
