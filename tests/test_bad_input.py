@@ -110,9 +110,15 @@ def _known_gap(request):
             strict=True, reason="known gap found by the bad-input battery (issue 14)"))
 
 
-@pytest.fixture(scope="module")
-def blobs():
-    return _blobs()
+@pytest.fixture
+def blobs(request):
+    X, y, y_true = _blobs()
+    Est = getattr(getattr(request.node, "callspec", None), "params", {}).get("Est")
+    if Est is not None and Est().__sklearn_tags__().input_tags.positive_only:
+        # count models (SemiSupervisedNB) refuse negative X: each feature's positive and
+        # negative parts become two features, so the blobs differ in word proportions
+        X = np.c_[np.maximum(X, 0), np.maximum(-X, 0)]
+    return X, y, y_true
 
 
 # ------------------------------------------------------------------------------ X problems
@@ -188,7 +194,8 @@ Y_CASES = {
     "mismatched_lengths": (_mismatched, "inconsistent"),
     "no_labels": (_no_labels, "no labeled rows"),
     "one_class": (_one_class, "class"),
-    "nan_label": (lambda y: np.where(y == 1, np.nan, y.astype(float)), "nan"),
+    # NaN marks an unlabeled row (see the missing-marker cases below); infinity is refused
+    "inf_label": (lambda y: np.where(y == -1, np.inf, y.astype(float)), "infinity"),
 }
 
 
@@ -352,3 +359,92 @@ def test_collapse_to_one_class_warns(Est):
         warnings.simplefilter("error", CollapseWarning)
         est = Est(**healthy).fit(X, y)   # a healthy fit: no warning
     assert np.unique(est.transduction_).size == 2
+
+
+# ------------------------------------------------------------------------------ missing labels
+
+def _missing_marker_cases():
+    """``y`` with the unlabeled rows given as a missing value, and the classes expected."""
+    import pandas as pd
+
+    _, y, _ = _blobs()
+    words = np.where(y == 1, "dog", "cat")
+    as_objects = [None if v == -1 else w for v, w in zip(y, words, strict=True)]
+    return {
+        "float_nan": (np.where(y == -1, np.nan, y.astype(float)), [0, 1]),
+        "object_none": (np.array(as_objects, dtype=object), ["cat", "dog"]),
+        "object_nan_ints": (np.array([np.nan if v == -1 else int(v) for v in y],
+                                     dtype=object), [0, 1]),
+        "categorical_nan": (pd.Categorical(as_objects), ["cat", "dog"]),
+        "nullable_int_na": (pd.array([None if v == -1 else int(v) for v in y],
+                                     dtype="Int64"), [0, 1]),
+        "string_na": (pd.Series(as_objects, dtype="string"), ["cat", "dog"]),
+        "object_pd_na": (np.array([pd.NA if v is None else v for v in as_objects],
+                                  dtype=object), ["cat", "dog"]),
+    }
+
+
+MISSING_CASES = list(_missing_marker_cases())
+
+
+def _fit_quietly(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.fit(X, y)
+
+
+@pytest.mark.parametrize("Est", CLASSIFIERS, ids=[E.__name__ for E in CLASSIFIERS])
+def test_none_marks_an_unlabeled_row(Est, blobs):
+    """String labels with None for the unlabeled rows (the issue's case) in every classifier:
+    no class is None, the labeled rows keep their labels, the unlabeled rows get a class."""
+    X, y, y_true = blobs
+    y_none, expected = _missing_marker_cases()["object_none"]
+    est = _fit_quietly(_new(Est), X, y_none)
+    assert list(est.classes_) == expected
+    if hasattr(est, "transduction_"):
+        tr = np.asarray(est.transduction_)
+        assert set(tr.tolist()) <= set(expected)
+        np.testing.assert_array_equal(tr[y != -1], y_none[y != -1])
+    assert np.mean(est.predict(X) == np.asarray(expected)[y_true]) >= 0.9
+
+
+@pytest.mark.parametrize("case", MISSING_CASES)
+@pytest.mark.parametrize("Est", [semisup.TransductiveSVM, semisup.LapRLS])
+def test_missing_label_kinds_equal_minus_one(Est, case, blobs):
+    """Every kind of missing value gives the model fitted with -1 for those rows (the split
+    is shared by every estimator, so two of them cover the kinds)."""
+    X, y, _ = blobs
+    y_missing, expected = _missing_marker_cases()[case]
+    coded = np.asarray(expected)[np.where(y == -1, 0, y)]
+    y_ref = np.where(y == -1, "-1", coded) if isinstance(expected[0], str) else y
+    est = _fit_quietly(_new(Est), X, y_missing)
+    ref = _fit_quietly(_new(Est), X, y_ref)
+    assert list(est.classes_) == expected
+    np.testing.assert_array_equal(est.predict(X), ref.predict(X))
+    np.testing.assert_array_equal(est.transduction_, ref.transduction_)
+
+
+@pytest.mark.parametrize("Est", CLASSIFIERS, ids=[E.__name__ for E in CLASSIFIERS])
+def test_all_missing_labels_is_refused(Est, blobs):
+    X, y, _ = blobs
+    with pytest.raises(ValueError, match="no labeled rows"):
+        _new(Est).fit(X, np.full(y.shape, None, dtype=object))
+
+
+@pytest.mark.parametrize("case", ["object_none", "object_nan_ints", "float_nan"])
+def test_missing_labels_reach_the_probability_calibration(case):
+    """probability=True re-splits the raw y (labeled-only CV): missing values stay unlabeled
+    there too, and objects that are numbers stratify like numbers."""
+    X, y, y_true = _blobs()
+    y[[3, 4, 5, 23, 24, 25]] = y_true[[3, 4, 5, 23, 24, 25]]  # enough rows for the folds
+    words = np.where(y == 1, "dog", "cat")
+    y_missing = {"object_none": np.array([None if v == -1 else w for v, w in
+                                          zip(y, words, strict=True)], dtype=object),
+                 "object_nan_ints": np.array([np.nan if v == -1 else int(v) for v in y],
+                                             dtype=object),
+                 "float_nan": np.where(y == -1, np.nan, y.astype(float))}[case]
+    est = _fit_quietly(semisup.L2SVM(probability=True), X, y_missing)
+    proba = est.predict_proba(X)
+    assert proba.shape == (X.shape[0], 2) and None not in est.classes_.tolist()
+    expected = est.classes_[y_true]
+    assert np.mean(est.classes_[proba.argmax(axis=1)] == expected) >= 0.9

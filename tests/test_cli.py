@@ -96,4 +96,5 @@ def test_missing_file_and_single_class(tmp_path, capsys):
 def test_demo_runs_and_shows_gain(capsys):
     assert semisup_main(["demo", "--repeats", "2"]) == 0
     out = capsys.readouterr().out
-    assert "| 3 vs 8 |" in out and "DA" in out
+    assert "| 3 vs 8 |" in out and "AutoClassifier (chooses)" in out
+    assert "AutoClassifier on 3 vs 8: chose" in out

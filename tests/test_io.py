@@ -709,3 +709,97 @@ def test_real_svmlin_example_pcmac():
     check_consistent(X, y, PCMAC_DIR / "training_examples", PCMAC_DIR / "training_labels")
     # every row has unit L2 norm (documented in SOURCE.md)
     assert np.allclose(np.sqrt(X.multiply(X).sum(axis=1)), 1.0)
+
+
+# --------------------------------------------------------------------------------------------
+# feature-dimension guard (issue 27): an index of 2**31 - 1 or 2e8 in a one-line file made
+# training allocate 8-16 GiB
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("index", [2147483647, 200000000])
+def test_feature_index_beyond_the_cap_names_line_and_index(tmp_path, index):
+    svmlight = tmp_path / "big.svm"
+    svmlight.write_text(f"1 1:1\n\n# a comment line\n-1 2:1 {index}:0.5\n1 3:1\n")
+    with pytest.raises(FileFormatError, match=f"feature index {index} is above the limit") as e:
+        read_svmlight(svmlight)
+    assert e.value.line == 4 and "max_features" in str(e.value)
+    examples = tmp_path / "big.ex"
+    examples.write_text(f"1:1\n\n2:1 {index}:0.5\n")
+    with pytest.raises(FileFormatError, match=f"feature index {index}") as e:
+        read_svmlin_examples(examples)
+    assert e.value.line == 3
+    # the caller's say: a cap of its own, or none (the matrix itself stays small)
+    assert read_svmlight(svmlight, max_features=None)[0].shape == (3, index)
+    assert read_svmlin_examples(examples, max_features=index).shape == (3, index)
+    with pytest.raises(FileFormatError, match="above the limit of 5 features"):
+        read_svmlight(svmlight, max_features=5)
+    # an explicit n_features decides the width; the guard is for widths read from the file
+    assert read_svmlight(svmlight, n_features=index)[0].shape[1] == index
+
+
+@pytest.mark.parametrize("bad", [0, -3, 1.5, True, "many"])
+def test_max_features_is_validated(tmp_path, bad):
+    path = tmp_path / "ok.svm"
+    path.write_text("1 1:1\n")
+    with pytest.raises(ValueError, match="max_features must be 'auto', None or an integer"):
+        read_svmlight(path, max_features=bad)
+
+
+def test_width_within_the_cap_is_checked_against_available_memory(tmp_path, monkeypatch):
+    from semisup import io as semisup_io
+
+    path = tmp_path / "wide.svm"
+    path.write_text("1 1:1\n-1 50000000:1\n")
+    monkeypatch.setattr(semisup_io, "available_memory", lambda: 2**30)
+    with pytest.raises(FileFormatError, match=r"6\.0 GiB .* more than the 1\.0 GiB") as e:
+        read_svmlight(path)
+    assert e.value.line == 2
+    monkeypatch.setattr(semisup_io, "available_memory", lambda: 2**40)
+    assert read_svmlight(path)[0].shape == (2, 50_000_000)
+
+
+def test_available_memory_sees_an_address_space_limit():
+    import subprocess
+    import sys
+
+    probe = ("import resource; from semisup.io import available_memory as a; before = a(); "
+             "import re; vm = int(re.search(r'VmSize:\\s+(\\d+)', open('/proc/self/status')"
+             ".read()).group(1)) * 1024; resource.setrlimit(resource.RLIMIT_AS, "
+             "(vm + 2**30, resource.RLIM_INFINITY)); after = a(); "
+             "print(after <= 2**30 and (before is None or after <= before))")
+    if not Path("/proc/self/status").exists():
+        pytest.skip("needs Linux's /proc/self/status")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "True"
+
+
+@pytest.mark.parametrize("command", ["fit", "svmlin"])
+def test_wide_file_is_refused_under_a_memory_limit(tmp_path, command):
+    """Under an address-space limit (1 GiB over what the process uses once started), a file
+    whose one index is 5e7 (within the cap; 6 GiB of weight vectors) is refused with a
+    one-line error, and nothing is written; without the guard training would fail with a
+    MemoryError (or, without the limit, allocate the 6 GiB)."""
+    import subprocess
+    import sys
+
+    if not Path("/proc/self/status").exists():
+        pytest.skip("needs Linux's /proc/self/status")
+    data = tmp_path / "wide.svm"
+    data.write_text("1 1:1 3:1\n-1 2:1\n0 1:1 50000000:1\n0 2:1\n")
+    model = tmp_path / "m.model"
+    argv = (["fit", "L2SVM", str(data), "-m", str(model)] if command == "fit"
+            else ["-A", "1", "-o", str(tmp_path), str(data)])
+    entry = "semisup.cli.main" if command == "fit" else "semisup.cli.svmlin"
+    probe = (f"import re, resource, sys; from {entry} import main; "
+             "vm = int(re.search(r'VmSize:\\s+(\\d+)', open('/proc/self/status').read())"
+             ".group(1)) * 1024; "
+             "resource.setrlimit(resource.RLIMIT_AS, (vm + 2**30, resource.RLIM_INFINITY)); "
+             f"sys.exit(main({argv!r}))")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 2, run.stderr
+    assert "wide.svm:3: feature index 50000000 would make training allocate" in run.stderr
+    assert "Traceback" not in run.stderr and "MemoryError" not in run.stderr
+    assert not model.exists() and not (tmp_path / "wide.svm.weights").exists()

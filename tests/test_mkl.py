@@ -287,7 +287,7 @@ def test_memory_guard_refuses_before_allocating(rng):
     tracemalloc.start()
     try:
         with pytest.raises(ValueError, match="max_memory"):
-            MultipleKernelSVC().fit(X, y)
+            MultipleKernelSVC(kernels="simplemkl").fit(X, y)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -307,7 +307,7 @@ def test_semi_supervised_memory_guard_counts_the_deformation(rng):
     tracemalloc.start()
     try:
         with pytest.raises(ValueError, match="deformation columns.*max_memory"):
-            MultipleKernelSVC(max_memory=100 * 2**20).fit(X, y)
+            MultipleKernelSVC(kernels="simplemkl", max_memory=100 * 2**20).fit(X, y)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -19,7 +19,8 @@ def test_level_mkl_heart_table_4_1(data_dir):
         idx = np.random.default_rng(seed).permutation(y.size)
         tr, te = idx[: y.size // 2], idx[y.size // 2:]
         mean, sd = X[tr].mean(0), X[tr].std(0)
-        clf = MultipleKernelSVC(C=100.0, solver="level").fit((X[tr] - mean) / sd, y[tr])
+        clf = MultipleKernelSVC(kernels="simplemkl", C=100.0, solver="level").fit(
+            (X[tr] - mean) / sd, y[tr])
         assert clf.weights_.shape == (1, 13 * 14)                      # m = 182
         accs.append(clf.score((X[te] - mean) / sd, y[te]))
         kernels.append(clf.n_kernels_[0])

@@ -147,8 +147,8 @@ def test_universum_bad_input(rng):
         UniversumSVM().fit(X, y, X_universum=np.ones((2, 3)))
     with pytest.raises(ValueError, match="needs loss='hinge'"):
         UniversumSVM(kernel="rbf").fit(X, y)
-    with pytest.raises(ValueError, match="binary"):
-        UniversumSVM().fit(X, np.arange(40) % 3)
+    # three classes: one-vs-rest (tests/test_multiclass_ovr.py), not refused
+    assert UniversumSVM().fit(X, np.arange(40) % 3).decision_function(X).shape == (40, 3)
     with pytest.raises(ValueError, match="epsilon"):
         UniversumSVM(epsilon=-1).fit(X, y)
     with pytest.raises(ValueError, match="unlabeled"):
@@ -546,8 +546,9 @@ def test_mixture_bad_input_and_documented_behaviour(rng):
         MixtureSSL(method="sdp", sdp_tol=0.0).fit(X, y)
     with pytest.raises(ValueError, match="no labeled rows"):
         MixtureSSL().fit(X, -np.ones(len(y)))
-    with pytest.raises(ValueError, match="binary"):
-        MixtureSSL().fit(X, np.r_[np.arange(10) % 3, -np.ones(len(y) - 10)])
+    # three classes: one-vs-rest (tests/test_multiclass_ovr.py), not refused
+    three = MixtureSSL().fit(X, np.r_[np.arange(10) % 3, -np.ones(len(y) - 10)])
+    assert three.decision_function(X).shape == (len(y), 3)
     # an all-irrelevant verdict is allowed, but said: a huge epsilon makes every
     # unlabeled row free as a universum point
     with pytest.warns(UserWarning, match="every unlabeled row irrelevant"):

@@ -40,6 +40,14 @@ _EXPORTS = {
     "AuxiliarySVM": "semisup.text.auxiliary",
     "ActiveSearchPipeline": "semisup.text.pipeline",
     "ClassPriorEstimator": "semisup.prior",
+    "LabelPropagation": "semisup.propagation",
+    "LabelSpreading": "semisup.propagation",
+    "SemiSupervisedNB": "semisup.text.naive_bayes",
+    "AutoClassifier": "semisup.meta.auto",
+    "SelfTraining": "semisup.meta.self_training",
+    "CoTraining": "semisup.meta.cotraining",
+    "TriTraining": "semisup.meta.tritraining",
+    "S4VM": "semisup.linear.s4vm",
 }
 
 __all__ = list(_EXPORTS)

@@ -3,9 +3,14 @@
 Convention (as :mod:`sklearn.semi_supervised`): ``y == -1`` marks an unlabeled row; any
 other value is a class label.  In a string or object label array the string ``'-1'`` marks an
 unlabeled row as well (labels read from text files arrive as strings; a class named ``'-1'``
-would silently turn the unlabeled marker into a class).  Labels that are exactly
-``{-1, 0, +1}`` with more ``0`` than ``-1`` rows look like SVMlin's coding (``0`` =
-unlabeled) and draw a :class:`LabelCodingWarning` pointing to
+would silently turn the unlabeled marker into a class).  A missing value marks an unlabeled
+row too, in every estimator: ``None``, NaN (float or ``numpy.nan`` in an object array), and
+pandas' missing values (``pd.NA``, ``pd.NaT``, the NaN of a ``Categorical`` or of a nullable
+``Int64`` / ``string`` column).  Missing values never become classes: ``classes_`` and
+``transduction_`` hold the other labels only, and an object array whose other labels are all
+integers (a nullable pandas integer column) gives integer classes.  Infinity is refused.
+Labels that are exactly ``{-1, 0, +1}`` with more ``0`` than ``-1`` rows look like SVMlin's
+coding (``0`` = unlabeled) and draw a :class:`LabelCodingWarning` pointing to
 :func:`semisup.io.svmlin_to_labels`.
 
 The parameter checks (:func:`check_positive`, :func:`check_fraction`, :func:`check_int`,
@@ -45,13 +50,15 @@ MIN_COLLAPSE_ROWS = 10
 
 
 def warn_if_collapsed(estimator, transduction_unlabeled: np.ndarray, n_classes: int,
-                      hint: str | None = None) -> None:
+                      hint: str | None = None, stacklevel: int = 4) -> None:
     """Warn (:class:`CollapseWarning`) when every unlabeled row got the same class.
 
     With two or more labeled classes and at least :data:`MIN_COLLAPSE_ROWS` unlabeled rows,
     one class for all of them almost always means the semi-supervised solution collapsed
     (e.g. a regularization weight so large that only the bias is left), not a property of
     the data.  ``hint`` replaces the default advice (the linear methods' parameters).
+    ``stacklevel`` is counted from this function: 4 when the estimator's ``fit`` calls it
+    through one private method, 3 when ``fit`` calls it directly.
     """
     if n_classes < 2 or transduction_unlabeled.size < MIN_COLLAPSE_ROWS:
         return
@@ -63,7 +70,23 @@ def warn_if_collapsed(estimator, transduction_unlabeled: np.ndarray, n_classes: 
                       f"{first!r}: the solution collapsed to one class. " + (
                           hint or "The regularization is probably too strong for the scale "
                           "of X (lower lam / gamma_A, or rescale X), or the positive fraction "
-                          "is wrong"), CollapseWarning, stacklevel=4)
+                          "is wrong"), CollapseWarning, stacklevel=stacklevel)
+
+
+class DegenerateFitWarning(CollapseWarning):
+    """A fit finished but its solution is degenerate (all-zero codes, an inexact SDP, ...)."""
+
+
+def warn_degenerate(estimator, what: str, fix: str) -> None:
+    """Warn (:class:`DegenerateFitWarning`) that a fit is degenerate: ``what`` and the ``fix``.
+
+    The one rule for "finished, but do not trust it" besides :func:`warn_if_collapsed`:
+    every sparse code zero (self-taught learning: the classifier sees only its bias), a
+    conic solver stopped ``optimal_inaccurate``, fewer prototypes than classes.  A subclass
+    of :class:`CollapseWarning`, so one filter silences (or raises) both.
+    """
+    warnings.warn(f"{type(estimator).__name__}: {what}; {fix}", DegenerateFitWarning,
+                  stacklevel=3)
 
 
 @dataclass
@@ -95,16 +118,44 @@ class SemiSupervisedData:
         return np.where(self.y_index == positive, 1.0, -1.0)
 
 
+def _is_missing(value) -> bool:
+    """``None``, a float NaN, or pandas' ``NA`` / ``NaT`` (recognised without importing it)."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    return isinstance(value, (float, np.floating)) and value != value
+
+
 def unlabeled_mask(y: np.ndarray) -> np.ndarray:
-    """Boolean mask of the rows marked unlabeled (``y == -1``)."""
-    if y.dtype.kind in "iuf":
+    """Boolean mask of the rows marked unlabeled: ``-1`` (``'-1'`` in text) or missing.
+
+    Missing means ``None``, NaN or pandas' ``NA`` / ``NaT`` (module docstring).
+    """
+    if y.dtype.kind in "iu":
         return y == UNLABELED
+    if y.dtype.kind == "f":
+        return (y == UNLABELED) | np.isnan(y)
     if y.dtype.kind == "b":
         return np.zeros(y.shape, dtype=bool)
     if y.dtype.kind == "U":
         return y == str(UNLABELED)
-    return np.array([(isinstance(v, numbers.Number) and v == UNLABELED)
+    # missing first: comparing pd.NA with -1 gives NA, whose truth value is an error
+    return np.array([_is_missing(v) or (isinstance(v, numbers.Number) and v == UNLABELED)
                      or (isinstance(v, str) and v == str(UNLABELED)) for v in y], dtype=bool)
+
+
+def _labels_as_numbers(y_labeled: np.ndarray) -> np.ndarray:
+    """An object array of only integers (or only reals) as int64 (float64): the labels of a
+    nullable pandas column once its missing values are gone."""
+    if y_labeled.dtype != object or y_labeled.size == 0:
+        return y_labeled
+    values = y_labeled.tolist()
+    if any(isinstance(v, (bool, np.bool_)) for v in values):
+        return y_labeled
+    if all(isinstance(v, numbers.Integral) for v in values):
+        return np.array(values, dtype=np.int64)
+    if all(isinstance(v, numbers.Real) for v in values):
+        return np.array(values, dtype=np.float64)
+    return y_labeled
 
 
 def check_scale(X) -> None:
@@ -201,7 +252,7 @@ def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled
     ----------
     X : array-like or sparse matrix of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
-        Class labels, ``-1`` for unlabeled rows.
+        Class labels, ``-1`` (or a missing value: None, NaN, ``pd.NA``) for unlabeled rows.
     accept_sparse : bool
         Accept scipy.sparse input (converted to CSR).
     require_unlabeled : bool
@@ -232,15 +283,19 @@ def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled
         raise ValueError(f"y must be 1-dimensional, got shape {y.shape}; give one label per "
                          "row of X (-1 for unlabeled rows)")
     check_consistent_length(X, y)
-    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        raise ValueError("y contains NaN or infinity; mark unlabeled rows with -1 instead")
+    if y.dtype.kind == "f" and np.any(np.isinf(y)):
+        raise ValueError("y contains infinity; give class labels, and -1 (or NaN / None) for "
+                         "unlabeled rows")
     unl = unlabeled_mask(y)
     labeled = np.flatnonzero(~unl)
     unlabeled = np.flatnonzero(unl)
     if labeled.size == 0:
-        raise ValueError("y has no labeled rows (every entry is -1); label at least one row "
-                         "of each class")
+        raise ValueError("y has no labeled rows (every entry is -1 or missing); label at "
+                         "least one row of each class")
     y_labeled = y[labeled]
+    if y.dtype == object and any(_is_missing(v) for v in y[unlabeled]):
+        # numbers with None / pd.NA (a nullable column) arrive as objects: numeric classes
+        y_labeled = _labels_as_numbers(y_labeled)
     if not (y.dtype.kind in "iub" or (y.dtype.kind == "f" and np.all(y_labeled % 1 == 0))):
         # integer-valued labels are always classes; everything else gets scikit-learn's
         # full (and slower) check, which rejects continuous and mixed-type targets

@@ -42,6 +42,7 @@ import bz2
 import gzip
 import io
 import math
+import numbers
 import operator
 import os
 import re
@@ -214,6 +215,113 @@ def _check_n_features(n_features: int | None) -> int | None:
     if n < 0:
         raise ValueError(f"n_features must be >= 0, got {n}")
     return n
+
+
+#: Default cap on the width of a file read without ``n_features`` (``max_features="auto"``):
+#: 10**8 features make each float64 weight vector 0.8 GB; beyond, an index is almost surely
+#: a corrupt or mis-numbered file, not data (the largest public sparse sets have ~5e7).
+DEFAULT_MAX_FEATURES = 10**8
+#: Dense float64 vectors of length ``n_features`` the memory check counts: the solvers hold
+#: the weights, gradient, CG directions and preconditioner at once (one-vs-rest keeps
+#: one weight vector per class more).
+DENSE_VECTORS = 16
+
+
+def available_memory() -> int | None:
+    """Bytes this process may still allocate, or None when the system does not say.
+
+    The least of: the system's available memory (``MemAvailable`` of ``/proc/meminfo``, else
+    ``os.sysconf`` free pages), the cgroup (container) limit less its usage, and the address
+    space / data-segment limits (``resource.setrlimit``) less what this process uses.
+    """
+    found: list[int] = []
+    try:
+        with open("/proc/meminfo", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"MemAvailable:"):
+                    found.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    if not found:
+        try:
+            found.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (ValueError, OSError, AttributeError):
+            pass
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit.isdigit():
+            used = int(Path("/sys/fs/cgroup/memory.current").read_text())
+            found.append(int(limit) - used)
+    except (OSError, ValueError):
+        pass
+    try:
+        import resource
+
+        status = Path("/proc/self/status").read_text()
+        for rlimit, field in ((resource.RLIMIT_AS, "VmSize:"), (resource.RLIMIT_DATA, "VmData:")):
+            soft = resource.getrlimit(rlimit)[0]
+            if soft != resource.RLIM_INFINITY:
+                used = next((int(line.split()[1]) * 1024 for line in status.splitlines()
+                             if line.startswith(field)), 0)
+                found.append(soft - used)
+    except (ImportError, OSError, ValueError):
+        pass
+    return max(min(found), 0) if found else None
+
+
+def _check_max_features(max_features) -> int | str | None:
+    if max_features is None or max_features == "auto":
+        return max_features
+    if isinstance(max_features, bool) or not isinstance(max_features, numbers.Integral) \
+            or max_features < 1:
+        raise ValueError(f"max_features must be 'auto', None or an integer >= 1, got "
+                         f"{max_features!r}")
+    return int(max_features)
+
+
+def _line_of_row(body: bytes, row: int, labelled: bool) -> int:
+    """1-based line of the ``row``-th example (SVMlight files skip blank and comment lines)."""
+    if not labelled:
+        return row + 1
+    seen = -1
+    for lineno, line in enumerate(_iter_lines(body), start=1):
+        if line.split(b"#", 1)[0].strip():
+            seen += 1
+            if seen == row:
+                return lineno
+    return row + 1  # pragma: no cover - the parser counted these rows
+
+
+def _guard_width(name: str, body: bytes, X: sp.csr_matrix, labelled: bool,
+                 max_features) -> None:
+    """Refuse a file whose largest feature index would make training allocate more than
+    the cap or the memory available (every solver holds dense vectors of that length)."""
+    if max_features is None:
+        return
+    d = X.shape[1]
+    cap = DEFAULT_MAX_FEATURES if max_features == "auto" else max_features
+    need = DENSE_VECTORS * 8 * d
+    over_cap = d > cap
+    avail = None
+    if max_features == "auto" and not over_cap and need > 2**28:  # below: not worth asking
+        avail = available_memory()
+    if not over_cap and (avail is None or need <= avail):
+        return
+    pos = int(np.flatnonzero(X.indices == d - 1)[0])
+    row = int(np.searchsorted(X.indptr, pos, side="right")) - 1
+    line = _line_of_row(body, row, labelled)
+    gib = 2.0**30
+    if over_cap:
+        reason = (f"feature index {d} is above the limit of {cap} features "
+                  f"(training would allocate {need / gib:.1f} GiB of weight vectors)")
+    else:
+        reason = (f"feature index {d} would make training allocate {need / gib:.1f} GiB "
+                  f"({DENSE_VECTORS} weight vectors of {d} float64), more than the "
+                  f"{avail / gib:.1f} GiB of memory available")
+    raise FileFormatError(name, line, reason,
+                          "smaller feature indices (renumber the features); if the file "
+                          "really has that many, pass max_features=N (command line: "
+                          "--max-features N)")
 
 
 def _number_problem(token: bytes, what: str) -> str:
@@ -447,7 +555,8 @@ def _fast_result(
     return _make_csr(data, indices, indptr, (n, n_cols)), np.array(y, dtype=np.float64)
 
 
-def read_svmlin_examples(path: PathLike, n_features: int | None = None) -> sp.csr_matrix:
+def read_svmlin_examples(path: PathLike, n_features: int | None = None,
+                         max_features: int | str | None = "auto") -> sp.csr_matrix:
     """Read an SVMlin examples file.
 
     Parameters
@@ -458,6 +567,11 @@ def read_svmlin_examples(path: PathLike, n_features: int | None = None) -> sp.cs
     n_features : int or None, optional
         Number of columns of the result.  Indices larger than this are an error.  By default the
         largest index seen is used.
+    max_features : 'auto', int or None, optional
+        Without ``n_features``, the largest index accepted.  ``'auto'`` (default):
+        :data:`DEFAULT_MAX_FEATURES`, and no more than the memory available can hold
+        :data:`DENSE_VECTORS` float64 vectors of that length (what training allocates);
+        an int sets the cap (and skips the memory check); None accepts any index.
 
     Returns
     -------
@@ -470,27 +584,48 @@ def read_svmlin_examples(path: PathLike, n_features: int | None = None) -> sp.cs
     FileNotFoundError
         If ``path`` does not exist.
     FileFormatError
-        For an empty or malformed file; names the first bad line and token.
+        For an empty or malformed file, or a feature index beyond ``max_features``; names
+        the first bad line and token.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from semisup import io
+    >>> path = os.path.join(tempfile.mkdtemp(), "ex")
+    >>> _ = open(path, "w").write("1:0.5 3:1\\n2:2\\n")
+    >>> io.read_svmlin_examples(path).toarray()
+    array([[0.5, 0. , 1. ],
+           [0. , 2. , 0. ]])
+    >>> _ = open(path, "w").write("1:0.5 2147483647:1\\n")
+    >>> io.read_svmlin_examples(path)
+    Traceback (most recent call last):
+    ...
+    semisup.io.FileFormatError: ...:1: feature index 2147483647 is above the limit of ...
     """
     n_features = _check_n_features(n_features)
+    max_features = _check_max_features(max_features)
     name, data = _read_bytes(path)
     body, n_lines = _body(name, data)
     del data
+    X = None
     if not body.translate(None, _SPARSE_CHARS):
         # prefix a dummy label so that every line (even an empty one) becomes one row
         buf = b"0 " + body.replace(b"\n", b"\n0 ")
         result = _fast_result(_parse_fast(buf), n_lines, n_features)
         del buf
         if result is not None:
-            return result[0]
-    X, _ = _parse_slow(name, body, labelled=False, n_features=n_features)
+            X = result[0]
+    if X is None:
+        X, _ = _parse_slow(name, body, labelled=False, n_features=n_features)
     if X.shape[0] != n_lines:  # pragma: no cover - defensive
         raise AssertionError("line count mismatch in SVMlin examples parser")
+    if n_features is None:
+        _guard_width(name, body, X, False, max_features)
     return X
 
 
 def read_svmlight(
-    path: PathLike, n_features: int | None = None
+    path: PathLike, n_features: int | None = None, max_features: int | str | None = "auto"
 ) -> tuple[sp.csr_matrix, np.ndarray]:
     """Read an SVMlight / libsvm file.
 
@@ -503,6 +638,10 @@ def read_svmlight(
     n_features : int or None, optional
         Number of columns of the result; larger indices are an error.  By default the largest
         index seen is used.
+    max_features : 'auto', int or None, optional
+        Without ``n_features``, the largest index accepted (as in
+        :func:`read_svmlin_examples`: by default :data:`DEFAULT_MAX_FEATURES` and what the
+        memory available allows).
 
     Returns
     -------
@@ -516,19 +655,24 @@ def read_svmlight(
     FileNotFoundError
         If ``path`` does not exist.
     FileFormatError
-        For an empty or malformed file; names the first bad line and token.
+        For an empty or malformed file, or a feature index beyond ``max_features``; names
+        the first bad line and token.
     """
     n_features = _check_n_features(n_features)
+    max_features = _check_max_features(max_features)
     name, data = _read_bytes(path)
     body, _ = _body(name, data)
     del data
     code = _COMMENT_RE.sub(b"", body) if b"#" in body else body
+    result = None
     if not code.translate(None, _SPARSE_CHARS):
         result = _fast_result(_parse_fast(code), None, n_features)
-        if result is not None:
-            return result
     del code
-    return _parse_slow(name, body, labelled=True, n_features=n_features)
+    if result is None:
+        result = _parse_slow(name, body, labelled=True, n_features=n_features)
+    if n_features is None:
+        _guard_width(name, body, result[0], True, max_features)
+    return result
 
 
 # --------------------------------------------------------------------------------------------
@@ -712,7 +856,11 @@ def _write_chunks(path: PathLike, chunks: Iterable[bytes]) -> None:
     """
     target = os.fsdecode(os.fspath(path))
     folder, name = os.path.split(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder)
+    except OSError as exc:
+        # name the file asked for, not the temporary one (as open(target, "w") would)
+        raise type(exc)(exc.errno, exc.strerror, target) from None
     try:
         os.close(fd)
         mask = os.umask(0)

@@ -53,8 +53,9 @@ from semisup.base import labeled_rows
 logger = get_logger(__name__)
 
 __all__ = ["LabeledSplit", "LabeledStratifiedKFold", "LabeledStratifiedShuffleSplit",
-           "TransductiveGridSearchCV", "labeled_scorer", "labeled_cv",
-           "transductive_cross_val_score", "transductive_cross_validate"]
+           "ParameterSelection", "TransductiveGridSearchCV", "auto_folds", "labeled_scorer",
+           "labeled_cv", "select_parameter", "transductive_cross_val_score",
+           "transductive_cross_validate"]
 
 
 class LabeledSplit(BaseCrossValidator):
@@ -103,7 +104,9 @@ class LabeledSplit(BaseCrossValidator):
         with warnings.catch_warnings():
             # _check_labels has already said it, in the labeled rows' terms
             warnings.filterwarnings("ignore", "The least populated class", UserWarning)
-            splits = list(self._inner().split(X_labeled, y[labeled], inner_groups))
+            # class codes: labels of any kind (ints as objects beside None) stratify alike
+            codes = np.unique(y[labeled], return_inverse=True)[1]
+            splits = list(self._inner().split(X_labeled, codes, inner_groups))
         for train, test in splits:
             yield np.sort(np.concatenate([labeled[train], unlabeled])), labeled[test]
 
@@ -941,3 +944,227 @@ class TransductiveGridSearchCV(MetaEstimatorMixin, BaseEstimator):
     def transduction_(self) -> np.ndarray:
         """Labels the refitted best estimator gave to the rows it was fitted on."""
         return self._check_refitted("transduction_").transduction_
+
+
+# --------------------------------------------------------------------------------------------
+# automatic parameter modes (lam="auto", gamma_I="auto"): one selection routine for all
+# --------------------------------------------------------------------------------------------
+
+#: Most folds of an automatic mode; fewer when the smallest labeled class is smaller.
+AUTO_MAX_FOLDS = 5
+
+
+def is_auto(value) -> bool:
+    """Whether a parameter value asks for the automatic mode (the string ``'auto'``)."""
+    return isinstance(value, str) and value == "auto"
+
+
+def check_positive_or_auto(value, name: str, *, allow_zero: bool = False) -> None:
+    """Validate a finite number ``> 0`` (``>= 0`` with ``allow_zero``) or ``'auto'``."""
+    if is_auto(value):
+        return
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and \
+        np.isfinite(value) and (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be a finite number {bound} or 'auto' (chosen by "
+                         f"labeled-only cross-validation), got {value!r}")
+
+
+def auto_folds(y, random_state=None) -> list | None:
+    """Folds of the automatic modes: ``[(train_labeled, test), ...]`` or ``None`` (no CV).
+
+    Stratified k-fold over the labeled rows with ``k = min(5, smallest class)``, repeated
+    ``ceil(5 / k)`` times with fresh shuffles when ``k < 5`` (so that every value is judged
+    on at least 5 held-out splits even with 2 labels per class). ``None`` when a class has
+    a single labeled row: it cannot be both kept and held out.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Class labels, ``-1`` for unlabeled rows.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the shuffles; ``None`` means a fixed seed (0), so fits repeat.
+
+    Returns
+    -------
+    list of (ndarray, ndarray) or None
+        Labeled rows kept and labeled rows held out (row indices into ``y``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup.model_selection import auto_folds
+    >>> y = np.array([0, 0, 1, 1, -1, -1])
+    >>> len(auto_folds(y, random_state=0))     # k = 2 folds, repeated 3 times
+    6
+    >>> auto_folds(np.array([0, 1, 1, -1])) is None
+    True
+    """
+    from sklearn.model_selection import RepeatedStratifiedKFold
+
+    y = np.asarray(y)
+    labeled = ~unlabeled_mask(y)
+    _, counts = np.unique(y[labeled], return_counts=True)
+    if counts.size < 2 or counts.min() < 2:
+        return None
+    k = int(min(AUTO_MAX_FOLDS, counts.min()))
+    repeats = -(-AUTO_MAX_FOLDS // k)
+    seed = 0 if random_state is None else random_state
+    cv = LabeledSplit(RepeatedStratifiedKFold(n_splits=k, n_repeats=repeats,
+                                              random_state=seed))
+    return _transductive_splits(cv, None, y, None, None)
+
+
+class ParameterSelection:
+    """Result of :func:`select_parameter`.
+
+    Attributes
+    ----------
+    name : str
+        The parameter selected.
+    best : float
+        The chosen value (the documented default when there was no CV).
+    cv_results : dict
+        ``params``, ``param_<name>``, ``split<k>_test_score``, ``mean_test_score``,
+        ``std_test_score`` and ``rank_test_score`` over the values in the order tried
+        (held-out accuracy; scikit-learn's layout). Scores are NaN without CV.
+    folds : list or None
+        ``(train_labeled, test)`` row indices of every fold.
+    fallback : bool
+        Whether the default was used because a class had a single labeled row.
+    """
+
+    def __init__(self, name, best, cv_results, folds, fallback):
+        self.name = name
+        self.best = best
+        self.cv_results = cv_results
+        self.folds = folds
+        self.fallback = fallback
+
+
+def _path_held_out(estimator, X, y, name, values, folds, fit_params) -> np.ndarray:
+    """Held-out accuracy ``[value, fold]`` by refitting ``estimator`` along ``values``.
+
+    One estimator object per fold fits the values in order with ``warm_start=True`` (where
+    the estimator has it), so each fit starts from the previous value's solution.
+    """
+    from sklearn.base import clone
+    from sklearn.exceptions import ConvergenceWarning
+
+    from semisup._validation import CollapseWarning, LabelCodingWarning
+
+    params = estimator.get_params(deep=False)
+    fixed = {k: v for k, v in (("verbose", 0), ("probability", False), ("warm_start", True))
+             if k in params}
+    acc = np.empty((len(values), len(folds)))
+    for f, (train, test) in enumerate(folds):
+        est = clone(estimator).set_params(**fixed)
+        y_fit = _hide(y, train)
+        X_test = _index_rows(X, test)
+        for v, value in enumerate(values):
+            est.set_params(**{name: value})
+            with warnings.catch_warnings():
+                # a fold fit is one estimate among many; the final refit warns for itself
+                warnings.simplefilter("ignore", CollapseWarning)
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                # hiding labels can make a 0/1 y look like SVMlin's -1/0/+1 coding
+                warnings.simplefilter("ignore", LabelCodingWarning)
+                est.fit(X, y_fit, **fit_params)
+            acc[v, f] = np.mean(est.predict(X_test) == y[test])
+    return acc
+
+
+def select_parameter(estimator, X, y, name: str, values, *, default,
+                     random_state=None, fit_params: dict | None = None,
+                     held_out=None) -> ParameterSelection:
+    """Choose one parameter from ``values`` by transductive, labeled-only cross-validation.
+
+    The routine behind every ``"auto"`` parameter of the library (``lam="auto"``,
+    ``gamma_I="auto"``). Folds come from :func:`auto_folds` (stratified over the labeled
+    rows, ``k = min(5, smallest class)``, repeated when the classes are tiny); in each
+    fold the held-out labeled rows stay in the fit as unlabeled rows (the protocol of
+    :func:`transductive_cross_validate`) and the fold is scored by accuracy on them.
+    ``values`` must be ordered from the strongest regularisation to the weakest: each fold
+    fits them in that order on one estimator object with ``warm_start=True`` (a small
+    multiple of one fit), and ties go to the first, i.e. the simpler model. With a class
+    of a single labeled row there is no CV: ``default`` is returned with one warning.
+
+    Parameters
+    ----------
+    estimator : estimator
+        A classifier following the ``y == -1`` convention, with every other parameter set
+        (cloned; never fitted itself).
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        All rows, labeled and unlabeled.
+    y : array-like of shape (n_samples,)
+        Class labels, ``-1`` for unlabeled rows.
+    name : str
+        The parameter to select.
+    values : sequence of float
+        Candidate values, strongest regularisation first.
+    default : float
+        The value used when no CV is possible.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the folds (``None``: a fixed seed).
+    fit_params : dict or None, default=None
+        Passed to every fit (e.g. ``sample_weight`` over all rows).
+    held_out : callable or None, default=None
+        ``held_out(value, folds) -> list of predicted labels of each fold's test rows``:
+        a faster route for estimators that score every fold at once (LapRLS); ``None``
+        refits ``estimator`` along the path.
+
+    Returns
+    -------
+    ParameterSelection
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import L2SVM
+    >>> from semisup.model_selection import select_parameter
+    >>> X = np.array([[-2.0], [-1.5], [-1.0], [1.0], [1.5], [2.0], [-0.5], [0.5]])
+    >>> y = np.array([0, 0, 0, 1, 1, 1, -1, -1])
+    >>> sel = select_parameter(L2SVM(), X, y, "lam", [10.0, 1.0, 0.1], default=1.0)
+    >>> sel.best, sel.cv_results["mean_test_score"].tolist()
+    (10.0, [1.0, 1.0, 1.0])
+    """
+    y = np.asarray(y)
+    values = list(values)
+    if not values:
+        raise ValueError(f"values for {name} is empty: give at least one candidate")
+    folds = auto_folds(y, random_state)
+    if folds is None:
+        classes, counts = np.unique(y[~unlabeled_mask(y)], return_counts=True)
+        small = classes[np.argmin(counts)] if classes.size else None
+        warnings.warn(f"{type(estimator).__name__}: {name}='auto' needs at least 2 labeled "
+                      f"rows in every class to cross-validate, but class {small!r} has "
+                      f"{counts.min() if counts.size else 0}: using the default {name}="
+                      f"{default!r}; label one more row of that class or set {name}",
+                      UserWarning, stacklevel=3)
+        res = {"params": [{name: default}], f"param_{name}": np.array([default], dtype=float),
+               "mean_test_score": np.array([np.nan]), "std_test_score": np.array([np.nan]),
+               "rank_test_score": np.array([1], dtype=np.int32)}
+        return ParameterSelection(name, default, res, None, True)
+    t0 = time.perf_counter()
+    if held_out is None:
+        acc = _path_held_out(estimator, X, y, name, values, folds,
+                             {} if fit_params is None else dict(fit_params))
+    else:
+        acc = np.array([[np.mean(np.asarray(pred) == y[test])
+                         for pred, (_, test) in zip(held_out(value, folds), folds,
+                                                    strict=True)]
+                        for value in values])
+    mean, std = acc.mean(axis=1), acc.std(axis=1)
+    # ties (within round-off) go to the first value: the strongest regularisation
+    best = int(np.flatnonzero(mean >= mean.max() - 1e-12)[0])
+    res = {"params": [{name: v} for v in values],
+           f"param_{name}": np.array(values, dtype=float)}
+    for f in range(len(folds)):
+        res[f"split{f}_test_score"] = acc[:, f]
+    res["mean_test_score"], res["std_test_score"] = mean, std
+    res["rank_test_score"] = _rank(mean)
+    logger.info("%s: %s=%g chosen by %d-fold transductive CV over %d values (%.3g s; held-out "
+                "accuracy %.4f)", type(estimator).__name__, name, values[best], len(folds),
+                len(values), time.perf_counter() - t0, mean[best])
+    return ParameterSelection(name, values[best], res, folds, False)

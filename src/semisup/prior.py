@@ -322,7 +322,9 @@ def multinomial_mixture_prior(X, X_labeled, labeled_y, *, n_classes: int | None 
     any non-negative term weights) has the log-likelihood ``x . log theta_c`` under class
     ``c``.  EM over the unlabeled rows (responsibilities) and the labeled rows (their
     known class) re-estimates ``theta_c`` with Laplace smoothing ``alpha`` and the mixture
-    weights from the unlabeled rows only: those weights are the prior estimate.  Unlike
+    weights from the unlabeled rows only: those weights are the prior estimate (the EM is
+    :func:`semisup.text.naive_bayes.multinomial_em`, shared with
+    :class:`~semisup.text.naive_bayes.SemiSupervisedNB`).  Unlike
     the score-based estimators it uses every feature, not one projection learned from a
     few labeled rows.
 
@@ -381,42 +383,15 @@ def multinomial_mixture_prior(X, X_labeled, labeled_y, *, n_classes: int | None 
                          f"(counts {counts.tolist()})")
     alpha = check_real(alpha, "alpha", positive=True)
     tol, max_iter = _check_tol_iter(tol, max_iter)
-    onehot = np.eye(K)[y]
-    lab_counts = np.asarray(Xl.T @ onehot).T            # (K, d) term mass per labeled class
+    # the one multinomial EM of the library (semisup.text.naive_bayes), its mixture weights
+    # taken from the unlabeled rows alone: they are the estimate of their prior
+    from semisup.text.naive_bayes import multinomial_em
 
-    def m_step(R):
-        mass = lab_counts + np.asarray(Xu.T @ R).T + alpha
-        return np.log(mass / mass.sum(axis=1, keepdims=True))
-
-    def e_step(log_theta, p):
-        logp = np.asarray(Xu @ log_theta.T) + np.log(np.maximum(p, 1e-300))
-        top = logp.max(axis=1, keepdims=True)
-        R = np.exp(logp - top)
-        tot = R.sum(axis=1, keepdims=True)
-        objective = float(np.sum(np.log(tot) + top)
-                          + np.sum(np.asarray(Xl @ log_theta.T) * onehot)
-                          + alpha * np.sum(log_theta))
-        return R / tot, objective
-
-    p = counts / counts.sum()
-    log_theta = m_step(np.zeros((Xu.shape[0], K)))      # labeled rows only
-    R, value = e_step(log_theta, p)
-    ll, converged = [value], False
-    for _ in range(max_iter):
-        p_new = R.mean(axis=0)
-        log_theta = m_step(R)
-        change = float(np.max(np.abs(p_new - p)))
-        p = p_new
-        R, value = e_step(log_theta, p)
-        ll.append(value)
-        if change < tol:
-            converged = True
-            break
-    n_iter = len(ll) - 1
-    if not converged:
-        report_unconverged("prior_mixture", f"largest prior change {change:.2e} > tol {tol:g}")
-    logger.debug("multinomial mixture: %d iterations, prior %s", n_iter, np.round(p, 4))
-    return PriorEstimate(p, R, n_iter, converged, np.asarray(ll))
+    res = multinomial_em(Xl, y, Xu, np.arange(K), alpha=alpha, weights_from="unlabeled",
+                         stop="weights", tol=tol, max_iter=max_iter, solver="prior_mixture")
+    p, R = np.exp(res.log_weights), res.resp_unlabeled
+    logger.debug("multinomial mixture: %d iterations, prior %s", res.n_iter, np.round(p, 4))
+    return PriorEstimate(p, R, res.n_iter, res.converged, res.objective)
 
 
 class ClassPriorEstimator(BaseEstimator):

@@ -94,11 +94,22 @@ class SVMlinModel:
         self.objective_ = res.objective
         self.fit_results_ = [res]
         if unlabeled.size:
-            from semisup._validation import warn_if_collapsed
-
-            side = self.decision_function(X[unlabeled]) > 0
-            warn_if_collapsed(self, classes[side.astype(np.intp)], classes.size)
+            self._warn_if_collapsed(self.decision_function(X[unlabeled]) > 0)
         return self
+
+    @staticmethod
+    def _warn_if_collapsed(positive: np.ndarray) -> None:
+        """The estimators' collapse warning, worded in SVMlin's labels (+1 / -1; 0 is the
+        unlabeled marker there, so the class codes 0/1 would mislead)."""
+        from semisup._validation import MIN_COLLAPSE_ROWS, CollapseWarning
+
+        if positive.size < MIN_COLLAPSE_ROWS or not (positive.all() or not positive.any()):
+            return
+        label = "+1" if positive[0] else "-1"
+        warnings.warn(f"every one of the {positive.size} unlabeled examples was labeled "
+                      f"{label}: the solution collapsed to one class. The regularization is "
+                      "probably too strong for the scale of the data", CollapseWarning,
+                      stacklevel=3)
 
     def _solve(self, design, labeled, unlabeled, y_pm):
         options = dict(_MFN_OPTIONS, tol=self.tol, max_iter=self.max_iter)
@@ -119,9 +130,9 @@ class SVMlinModel:
             if not res.converged:
                 from sklearn.exceptions import ConvergenceWarning
 
-                warnings.warn(f"L2SVM (solver='mfn') stopped at max_iter={self.max_iter} "
-                              f"before reaching tol={self.tol:g}", ConvergenceWarning,
-                              stacklevel=3)
+                warnings.warn(f"L2-SVM-MFN stopped after {self.max_iter} Newton iterations "
+                              f"before reaching the tolerance {self.tol:g}",
+                              ConvergenceWarning, stacklevel=3)
             return res
         from semisup.solvers.s3vm import deterministic_annealing, transductive_svm
 

@@ -16,9 +16,10 @@ def _parser() -> argparse.ArgumentParser:
                                      "semisup-svmlin.")
     parser.add_argument("--version", action="version", version=f"semisup {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="semi-supervised vs supervised on scikit-learn's digits")
+    demo = sub.add_parser("demo", help="the automatic classifier vs supervised models on "
+                          "scikit-learn's digits")
     demo.add_argument("--labeled", type=int, default=10, help="labeled images per task (even)")
-    demo.add_argument("--repeats", type=int, default=10, help="random labelings per task")
+    demo.add_argument("--repeats", type=int, default=5, help="random labelings per task")
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(run=None)
     add_parsers(sub)
@@ -44,8 +45,11 @@ def main(argv: list[str] | None = None) -> int:
 
         run_demo(n_labeled=args.labeled, n_repeats=args.repeats, seed=args.seed)
         return 0
+    from semisup.cli._common import one_line_warnings
+
     try:
-        return args.run(args)
+        with one_line_warnings(f"semisup {args.command}"):
+            return args.run(args)
     except (io.FileFormatError, UsageError, ValueError, OSError) as exc:
         msg = str(exc)
         if isinstance(exc, FileNotFoundError) and exc.filename:

@@ -27,7 +27,6 @@ import bz2
 import gzip
 import os
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -37,7 +36,9 @@ import numpy as np
 from semisup import io
 from semisup._validation import CollapseWarning
 from semisup._version import __version__
+from semisup.cli._common import folder_problem, one_line_warnings
 from semisup.cli._model import SVMlinModel
+from semisup.cli.fitpredict import MAX_FEATURES_HELP, max_features_arg
 
 ALGORITHMS = {0: "regularized least squares (RLS)", 1: "L2-SVM-MFN",
               2: "transductive L2-SVM-MFN, multiple switching (TSVM)",
@@ -78,6 +79,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="directory for .weights/.outputs files (default: current directory)")
     p.add_argument("--format", choices=["auto", "svmlin", "svmlight"], default="auto",
                    help="input format of a single data file (default: auto-detect)")
+    p.add_argument("--max-features", type=max_features_arg, default="auto", metavar="N",
+                   help=MAX_FEATURES_HELP)
     p.add_argument("-v", "--verbose", action="count", default=0, help="show progress")
     p.add_argument("--version", action="version", version=f"semisup-svmlin {__version__}")
     p.add_argument("files", nargs="+", help="examples [labels], or one SVMlight file")
@@ -95,16 +98,19 @@ def _is_svmlight(path: str) -> bool:
     return False
 
 
-def _read(files: list[str], fmt: str, n_features: int | None = None, labels_required=True):
+def _read(files: list[str], fmt: str, labels_required=True, max_features="auto"):
     """``(X, labels or None, examples path)`` from an examples/labels pair or one SVMlight file."""
     if len(files) > 2:
         raise UsageError(f"expected at most 2 data files (examples, labels), got {len(files)}")
-    if fmt == "svmlight" or (fmt == "auto" and len(files) == 1 and _is_svmlight(files[0])):
-        if len(files) != 1:
-            raise UsageError("an SVMlight file carries its labels: give it alone")
-        X, y = io.read_svmlight(files[0], n_features=None)
+    svmlight = fmt == "svmlight" or (fmt == "auto" and _is_svmlight(files[0]))
+    if svmlight and len(files) != 1:
+        raise UsageError(f"{files[0]} is an SVMlight file (each line starts with its label), "
+                         f"which carries its labels: give it alone, without {files[1]} "
+                         "(--format svmlin reads it as SVMlin examples)")
+    if svmlight:
+        X, y = io.read_svmlight(files[0], n_features=None, max_features=max_features)
         return X, y, files[0]
-    X = io.read_svmlin_examples(files[0])
+    X = io.read_svmlin_examples(files[0], max_features=max_features)
     if len(files) == 1:
         if labels_required:
             raise UsageError(f"{files[0]}: SVMlin examples need a labels file as second "
@@ -147,11 +153,17 @@ def _check_args(args) -> None:
 
 def _check_output_dir(out_dir: str, paths: list[str]) -> None:
     """Create ``out_dir`` and make sure the outputs can be written there, before training."""
-    os.makedirs(out_dir, exist_ok=True)
-    if not os.path.isdir(out_dir):
-        raise UsageError(f"{out_dir}: -o must name a directory")
-    with tempfile.TemporaryFile(dir=out_dir):
-        pass  # raises PermissionError (exit 2, one line) on a read-only directory
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageError(f"-o {out_dir}: is a file; -o names the folder that receives the "
+                         ".weights and .outputs files")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"-o {out_dir}: cannot create this folder "
+                         f"({exc.strerror or type(exc).__name__})") from None
+    problem = folder_problem(out_dir)
+    if problem:
+        raise UsageError(f"-o {out_dir}: {problem}")
     for path in paths:
         if os.path.isdir(path):
             raise UsageError(f"{path}: is a directory; cannot write the output there")
@@ -207,7 +219,7 @@ def _check_labels(y: np.ndarray, path: str, allow_unlabeled: bool) -> None:
 
 def train(args) -> int:
     _check_args(args)
-    X, y, examples = _read(args.files, args.format)
+    X, y, examples = _read(args.files, args.format, max_features=args.max_features)
     _check_labels(y, args.files[-1], allow_unlabeled=True)
     n_l, n_u = int(np.count_nonzero(y)), int(np.count_nonzero(y == 0))
     if args.A in (2, 3) and n_u == 0:
@@ -248,7 +260,8 @@ def test(args) -> int:
     w = io.read_vector(args.weights)
     if w.size < 1:
         raise io.FileFormatError(args.weights, None, "no weights", "one weight per line")
-    X, y, examples = _read(args.files, args.format, labels_required=False)
+    X, y, examples = _read(args.files, args.format, labels_required=False,
+                           max_features=args.max_features)
     if y is not None:  # refuse before writing anything
         _check_labels(y, args.files[-1], allow_unlabeled=True)
         if not np.any(y != 0):
@@ -286,9 +299,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        if args.weights is not None:
-            return test(args)
-        return train(args)
+        with one_line_warnings("semisup-svmlin"):
+            if args.weights is not None:
+                return test(args)
+            return train(args)
     except (io.FileFormatError, UsageError, OSError, ValueError) as exc:
         msg = str(exc)
         if isinstance(exc, FileNotFoundError) and exc.filename:

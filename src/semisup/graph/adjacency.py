@@ -124,7 +124,7 @@ def adjacency_graph(X, n_neighbors: int | None = 6, epsilon: float | None = None
                     metric: str = "euclidean", weight: str = "heat", t: float | None = None,
                     symmetrize_how: str = "union", method: str = "auto",
                     random_state: int | None = None, n_jobs: int | None = None,
-                    warn: bool = True) -> sp.csr_matrix:
+                    warn: bool = True, neighbors: tuple | None = None) -> sp.csr_matrix:
     """Build the symmetric sparse adjacency matrix ``W`` of the data.
 
     Parameters
@@ -144,6 +144,12 @@ def adjacency_graph(X, n_neighbors: int | None = 6, epsilon: float | None = None
     symmetrize_how : {'union', 'mutual'}
     method : {'auto', 'exact', 'approximate'}
         Neighbour search (see :func:`semisup.graph.knn.knn_search`).
+    neighbors : tuple of two ndarrays, optional
+        ``(indices, distances)`` of shape ``(n, k)`` as returned by
+        :func:`~semisup.graph.knn.knn_search`, to weight a search already done (an
+        estimator that also needs the distances, e.g. for its heat width or an
+        out-of-sample extension, searches once); ``n_neighbors`` and ``method`` are then
+        ignored.
 
     Returns
     -------
@@ -167,11 +173,17 @@ def adjacency_graph(X, n_neighbors: int | None = 6, epsilon: float | None = None
     else:
         if n_neighbors is None:
             raise ValueError("give n_neighbors (kNN graph) or epsilon (epsilon-graph)")
-        t0 = time.perf_counter()
-        idx, dist = knn_search(X, n_neighbors, metric=metric, method=method,
-                               random_state=random_state, n_jobs=n_jobs)
-        logger.info("%d-NN search over %d rows (%s) in %.2f s", n_neighbors, n,
-                    method, time.perf_counter() - t0)
+        if neighbors is not None:
+            idx, dist = (np.asarray(a) for a in neighbors)
+            if idx.shape != dist.shape or idx.ndim != 2 or idx.shape[0] != n:
+                raise ValueError(f"neighbors must be (indices, distances) of shape (n, k) "
+                                 f"with n = {n} rows, got shapes {idx.shape} and {dist.shape}")
+        else:
+            t0 = time.perf_counter()
+            idx, dist = knn_search(X, n_neighbors, metric=metric, method=method,
+                                   random_state=random_state, n_jobs=n_jobs)
+            logger.info("%d-NN search over %d rows (%s) in %.2f s", n_neighbors, n,
+                        method, time.perf_counter() - t0)
         if isinstance(t, str):
             w = _local_heat_weights(idx, dist, weight, t)
         else:

@@ -16,6 +16,7 @@ _EXPORTS = {
     "LinearLapRLS": "semisup.linear.laplacian",
     "LinearLapSVM": "semisup.linear.laplacian",
     "CCCPS3VM": "semisup.linear.cccp",
+    "S4VM": "semisup.linear.s4vm",
 }
 
 __all__ = list(_EXPORTS)

@@ -21,6 +21,7 @@ from semisup._validation import (
 )
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.calibration import ProbabilityMixin
+from semisup.model_selection import is_auto, select_parameter
 from semisup.solvers._kernels import sparse_solver_threads
 from semisup.solvers.design import Design
 
@@ -131,8 +132,72 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityM
 
     def _fit(self, X, y, sample_weight=None):
         with verbosity(self.verbose), convergence_check(self, self._convergence_parameters):
-            self._fit_inner(X, y, sample_weight)
+            auto = [p for p in self._auto_parameters if is_auto(getattr(self, p, None))]
+            if auto:
+                self._fit_auto(auto[0], X, y, sample_weight)
+            else:
+                for attr in ("cv_results_", *(f"{p}_" for p in self._auto_parameters)):
+                    self.__dict__.pop(attr, None)   # from an earlier automatic fit
+                self._fit_inner(X, y, sample_weight)
         return self
+
+    #: parameters that accept ``"auto"`` -> the documented default used without CV
+    _auto_parameters: dict = {}
+
+    def _auto_grid(self, name: str, data, shared: dict) -> np.ndarray:
+        """Candidate values of ``name``, strongest regularisation first (``shared``: what
+        :meth:`_auto_shared` computed)."""
+        raise NotImplementedError
+
+    def _auto_shared(self, data) -> dict:
+        """Parameters computed once from ``X`` and shared by every CV fit (e.g. the graph)."""
+        return {}
+
+    def _auto_held_out(self, data, shared: dict):
+        """A callable scoring every fold of one value at once (see
+        :func:`semisup.model_selection.select_parameter`), or ``None`` to refit."""
+        return None
+
+    def _fit_auto(self, name: str, X, y, sample_weight=None) -> None:
+        """Choose ``name`` by :func:`semisup.model_selection.select_parameter`, then refit.
+
+        Sets ``<name>_`` and ``cv_results_``; the fitted model is the refit at the chosen
+        value on all rows with every label.
+        """
+        from sklearn.base import clone
+
+        if getattr(type(X), "_semisup_distributed", False):
+            raise ValueError(f"{name}='auto' is not available on distributed row blocks: "
+                             f"select {name} on a sample and pass the number")
+        data = check_semi_supervised(X, y, require_unlabeled=self._semi_supervised,
+                                     estimator=self,
+                                     dtype=FLOAT_DTYPES if self._float32 else np.float64)
+        # the other parameters are checked before any CV fit
+        probe = clone(self).set_params(**{name: self._auto_parameters[name]})
+        probe._validate_params()
+        probe._validate_params_common()
+        codes = np.full(data.X.shape[0], -1, dtype=np.intp)
+        codes[data.labeled] = data.y_index
+        shared = self._auto_shared(data)
+        values = [float(v) for v in self._auto_grid(name, data, shared)]
+        fit_params = {} if sample_weight is None else {"sample_weight": sample_weight}
+        X_cv = data.X
+        if not self._semi_supervised:
+            # a supervised fit ignores unlabeled rows: the same folds on the labeled rows
+            X_cv, codes = X_cv[data.labeled], codes[data.labeled]
+        held_out = self._auto_held_out(data, shared) if sample_weight is None else None
+        sel = select_parameter(probe.set_params(**shared), X_cv, codes, name, values,
+                               default=self._auto_parameters[name],
+                               random_state=getattr(self, "random_state", None),
+                               fit_params=fit_params, held_out=held_out)
+        saved = {k: getattr(self, k) for k in (name, *shared)}
+        try:
+            self.set_params(**{name: sel.best}, **shared)
+            self._fit_inner(X, y, sample_weight)
+        finally:
+            self.set_params(**saved)
+        setattr(self, f"{name}_", sel.best)
+        self.cv_results_ = sel.cv_results
 
     def _fit_inner(self, X, y, sample_weight=None):
         self._check_probability()

@@ -37,12 +37,54 @@ from semisup.graph.knn import METRICS
 from semisup.graph.laplacian import KINDS
 from semisup.linear._base import LinearSemiSupervisedClassifier
 from semisup.losses import HingeTerms, squared_hinge
+from semisup.model_selection import check_positive_or_auto
 from semisup.regularizers import GraphRidge, Ridge
 from semisup.solvers.cgls import cgls
 from semisup.solvers.design import Design
 from semisup.solvers.mfn import MFNResult, l2svm_mfn
 
 DIRECT_MAX_WEIGHTS = 2000  # 'auto' forms R densely up to this many weights
+
+#: ``gamma_I="auto"`` tries the values whose graph term weighs ``10^k`` times the ambient
+#: term (see :func:`gamma_I_grid`), then 0 (no graph term: the supervised fit).
+GAMMA_I_GRID_EXPONENTS = np.arange(4, -3, -1)
+
+
+def gamma_I_grid(graph_trace: float, n_dims: int, gamma_A: float, scale: float) -> np.ndarray:
+    """Candidate ``gamma_I`` of the automatic mode, strongest graph term first, then 0.
+
+    The graph term ``gamma_I s f^T L f`` and the ambient term ``gamma_A ||f||^2`` are
+    quadratic forms; the grid puts the graph term's mean eigenvalue at ``10^k`` times the
+    ambient one: ``gamma_I s tr(M) / m = gamma_A 10^k`` with ``M = X^T L^p X`` over the
+    ``m = d`` weights (linear) or ``M = L^p K`` over the ``m = n`` coefficients (kernel),
+    for ``k = 4, 3, .., -2``.  The scale is thus free of ``n``, of the graph scale ``s`` and
+    of the feature scale; the last value, 0, lets the CV fall back to the supervised fit
+    when the graph does not help.
+
+    Parameters
+    ----------
+    graph_trace : float
+        ``tr(M)``.
+    n_dims : int
+        ``m``.
+    gamma_A : float
+        The ambient weight (fixed).
+    scale : float
+        The graph scale ``s`` (:func:`semisup.graph.graph_scale`).
+
+    Returns
+    -------
+    ndarray of shape (8,)
+
+    Examples
+    --------
+    >>> from semisup.linear.laplacian import gamma_I_grid
+    >>> gamma_I_grid(2.0, 2, 0.01, 1.0).tolist()[:3] + [0.0]
+    [100.0, 10.0, 1.0, 0.0]
+    """
+    unit = gamma_A * n_dims / (scale * graph_trace) if graph_trace > 0 and scale > 0 \
+        else gamma_A
+    return np.append(unit * 10.0 ** GAMMA_I_GRID_EXPONENTS, 0.0)
 
 
 def graph_laplacian(X, graph=None, n_neighbors: int = 10, metric: str = "euclidean",
@@ -120,7 +162,7 @@ class _LinearManifoldBase(LinearSemiSupervisedClassifier):
 
     def _validate_params(self) -> None:
         check_positive(self.gamma_A, "gamma_A")
-        check_positive(self.gamma_I, "gamma_I", allow_zero=True)
+        check_positive_or_auto(self.gamma_I, "gamma_I", allow_zero=True)
         # the same checks (and names) as the kernel versions (semisup.manifold)
         check_int(self.laplacian_power, "laplacian_power")
         check_int(self.n_neighbors, "n_neighbors")
@@ -155,6 +197,25 @@ class _LinearManifoldBase(LinearSemiSupervisedClassifier):
             ctx.dense_R = reg.dense()
         return ctx
 
+    _auto_parameters = {"gamma_I": 1.0}
+
+    def _auto_shared(self, data) -> dict:
+        # X is the same in every CV fit: build the graph once
+        _, W = self._graph_laplacian(data.X)
+        return {"graph": W}
+
+    def _auto_grid(self, name, data, shared):
+        L, W = graph_laplacian(data.X, graph=shared["graph"], kind=self.laplacian_kind)
+        X = data.X
+        LX = X
+        for _ in range(self.laplacian_power):
+            LX = L @ LX
+        prod = X.multiply(LX) if sp.issparse(X) else X * (LX.toarray() if sp.issparse(LX)
+                                                           else LX)
+        trace = float(prod.sum())
+        scale = graph_scale(W, X.shape[0], self.graph_scale)
+        return gamma_I_grid(trace, X.shape[1], float(self.gamma_A), scale)
+
     def _paper_objective(self, res, l: int):
         """Report the objective on the paper's scale (eq. 2): ``(2/l)`` times the solver's."""
         res.objective = 2.0 * res.objective / l
@@ -172,8 +233,15 @@ class LinearLapRLS(_LinearManifoldBase):
     ----------
     gamma_A : float, default=1e-2
         Ambient (ridge) regularisation.
-    gamma_I : float, default=1.0
-        Intrinsic (graph) regularisation; multiplied by the graph scale ``s``.
+    gamma_I : float or "auto", default=1.0
+        Intrinsic (graph) regularisation; multiplied by the graph scale ``s``.  ``"auto"``
+        chooses it from the eight values of :func:`gamma_I_grid` (graph term's mean
+        eigenvalue ``10^k`` times the ambient term's, ``k = 4..-2``, then 0) by stratified
+        k-fold CV over the labeled rows, the held-out rows staying in the graph as
+        unlabeled rows (``k = min(5, smallest class)``, repeated when the classes are
+        tiny; ties go to the larger ``gamma_I``), with the graph built once and each fold
+        warm-started along the path; then refits at the chosen value (``gamma_I_``,
+        ``cv_results_``).  With a class of one labeled row: the default 1.0, with a warning.
     n_neighbors : int, default=10
         ``k`` of the kNN graph over labeled and unlabeled rows.
     metric : {'euclidean', 'cosine'}, default='euclidean'
@@ -197,7 +265,7 @@ class LinearLapRLS(_LinearManifoldBase):
         Seed CG with the previous solution when refitting (e.g. along a grid of
         ``gamma_A`` / ``gamma_I``).
     random_state : int, optional
-        Seed of the approximate neighbour search.
+        Seed of the approximate neighbour search and of the folds of ``gamma_I="auto"``.
     verbose : int, default=0
         Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG).
     probability : bool, default=False
@@ -213,6 +281,11 @@ class LinearLapRLS(_LinearManifoldBase):
         Eq. 2 at the solution.
     adjacency_ : sparse matrix
         The graph used.
+    gamma_I_ : float
+        With ``gamma_I="auto"``: the value chosen (and refitted).
+    cv_results_ : dict
+        With ``gamma_I="auto"``: ``param_gamma_I``, ``split<k>_test_score``,
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score`` (held-out accuracy).
     fit_results_ : list of MFNResult
         With ``n_cg_iter`` (0 for the direct solver).
     """
@@ -242,6 +315,46 @@ class LinearLapRLS(_LinearManifoldBase):
         return self._paper_objective(res, l)
 
 
+    def _auto_held_out(self, data, shared):
+        """Every fold of one ``gamma_I`` from matrices built once (direct solver only).
+
+        The fold fits differ only in which rows are labeled: ``X^T L^p X`` is the same
+        for all of them, so each fold's system ``(l_f gamma_A I + l_f gamma_I s X^T L^p X
+        + X_f^T X_f) w = X_f^T Y_f`` (the direct route of :meth:`_fit_binary`, all
+        one-vs-rest targets at once) costs one ``d x d`` Cholesky.
+        """
+        design = Design(data.X, self.fit_intercept, self.intercept_scaling)
+        if not (self.solver == "direct" or self.solver == "auto"
+                and design.n_weights <= DIRECT_MAX_WEIGHTS):
+            return None
+        W = shared["graph"]
+        L, _ = graph_laplacian(data.X, graph=W, kind=self.laplacian_kind)
+        M = GraphRidge(0.0, 1.0, design, L, power=self.laplacian_power).dense()
+        scale = graph_scale(W, data.X.shape[0], self.graph_scale)
+        Xa = design.materialize()
+        Xa = Xa.toarray() if sp.issparse(Xa) else np.asarray(Xa)
+        codes = np.full(data.X.shape[0], -1, dtype=np.intp)
+        codes[data.labeled] = data.y_index
+        n_classes = data.classes.size
+        positives = [1] if n_classes == 2 else list(range(n_classes))
+        d = M.shape[0]
+
+        def held_out(value, folds):
+            out = []
+            for train, test in folds:
+                l = train.size
+                Xl = Xa[train]
+                H = l * float(self.gamma_A) * np.eye(d) + l * value * scale * M + Xl.T @ Xl
+                Y = np.column_stack([np.where(codes[train] == k, 1.0, -1.0)
+                                     for k in positives])
+                scores = Xa[test] @ sla.cho_solve(sla.cho_factor(H), Xl.T @ Y)
+                out.append((scores[:, 0] > 0).astype(np.intp) if n_classes == 2
+                           else scores.argmax(axis=1))
+            return out
+
+        return held_out
+
+
 class LinearLapSVM(_LinearManifoldBase):
     """Linear Laplacian SVM (Sindhwani et al. 2005, section 4.2), both routes of the paper.
 
@@ -258,8 +371,15 @@ class LinearLapSVM(_LinearManifoldBase):
     ----------
     gamma_A : float, default=1e-2
         Ambient (ridge) regularisation.
-    gamma_I : float, default=1.0
-        Intrinsic (graph) regularisation; multiplied by the graph scale ``s``.
+    gamma_I : float or "auto", default=1.0
+        Intrinsic (graph) regularisation; multiplied by the graph scale ``s``.  ``"auto"``
+        chooses it from the eight values of :func:`gamma_I_grid` (graph term's mean
+        eigenvalue ``10^k`` times the ambient term's, ``k = 4..-2``, then 0) by stratified
+        k-fold CV over the labeled rows, the held-out rows staying in the graph as
+        unlabeled rows (``k = min(5, smallest class)``, repeated when the classes are
+        tiny; ties go to the larger ``gamma_I``), with the graph built once and each fold
+        warm-started along the path; then refits at the chosen value (``gamma_I_``,
+        ``cv_results_``).  With a class of one labeled row: the default 1.0, with a warning.
     loss : {'squared_hinge', 'hinge'}, default='squared_hinge'
         ``'hinge'`` needs ``solver='transform'`` (or 'auto' with small ``d``).
     n_neighbors : int, default=10
@@ -294,7 +414,7 @@ class LinearLapSVM(_LinearManifoldBase):
     warm_start : bool, default=False
         Seed the solver with the previous solution when refitting.
     random_state : int, optional
-        Seed of the approximate neighbour search.
+        Seed of the approximate neighbour search and of the folds of ``gamma_I="auto"``.
     verbose : int, default=0
         Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG).
     probability : bool, default=False
@@ -307,6 +427,11 @@ class LinearLapSVM(_LinearManifoldBase):
         The objective at the solution (one per class for one-vs-rest).
     adjacency_ : sparse matrix
         The graph used.
+    gamma_I_ : float
+        With ``gamma_I="auto"``: the value chosen (and refitted).
+    cv_results_ : dict
+        With ``gamma_I="auto"``: ``param_gamma_I``, ``split<k>_test_score``,
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score`` (held-out accuracy).
     fit_results_ : list of MFNResult
         Solver output per binary problem (Newton and CG iteration counts, convergence).
     """

@@ -9,6 +9,7 @@ from semisup._logging import report_unconverged
 from semisup._validation import check_positive
 from semisup.linear._base import LinearSemiSupervisedClassifier
 from semisup.losses import HingeTerms
+from semisup.model_selection import check_positive_or_auto
 from semisup.regularizers import Ridge
 from semisup.solvers.cgls import cgls
 from semisup.solvers.dcd import l2svm_dual_cd
@@ -19,6 +20,40 @@ from semisup.solvers.mfn import MFNResult, l2svm_mfn
 # feature: MFN 5x faster than dual CD), while dual coordinate descent wins on text and on
 # MNIST (76 rows per feature: 1.6x faster).  See benchmarks/bench_supervised_vs_liblinear.py.
 _PRIMAL_ROWS_PER_FEATURE = 100
+
+#: ``lam="auto"`` tries ``lam = S * 10^k`` for these ``k`` (see :func:`lam_grid`).
+LAM_GRID_EXPONENTS = np.arange(0, -7, -1)
+
+
+def lam_grid(X, labeled: np.ndarray, fit_intercept: bool = True,
+             intercept_scaling: float = 1.0, mean: bool = False) -> np.ndarray:
+    """Candidate ``lam`` of the automatic mode (``lam="auto"``), largest (strongest) first.
+
+    ``S`` is the trace of the labeled rows' Gram matrix, ``sum_i ||x_i||^2`` (with the
+    constant feature when fitting an intercept): the total curvature the data term can
+    set against ``lam I``.  ``mean=True`` divides it by ``l``, for objectives that average
+    the loss.  At ``lam = S`` the ridge outweighs the data in every direction (outputs near
+    the prior); at ``S 10^-6`` the fit is close to the unregularised one.  The seven
+    values ``S 10^k``, ``k = 0, -1, .., -6``, follow the row norms and the number of
+    labels, so one grid serves unit-norm text rows and raw pixels alike.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup.linear.svm import lam_grid
+    >>> lam_grid(np.ones((4, 3)), np.arange(2)).tolist()[:3]   # S = 2 * (3 + 1)
+    [8.0, 0.8, 0.08]
+    """
+    from sklearn.utils.extmath import row_norms
+
+    sq = row_norms(X[labeled], squared=True).astype(np.float64)
+    if fit_intercept:
+        sq = sq + intercept_scaling ** 2
+    total = float(np.sum(sq))
+    if mean:
+        total /= max(labeled.size, 1)
+    total = total if total > 0 else 1.0
+    return total * 10.0 ** LAM_GRID_EXPONENTS
 
 
 def _example_costs(estimator, data, y_pm, sample_weight) -> np.ndarray:
@@ -34,11 +69,16 @@ class _SupervisedLinear(LinearSemiSupervisedClassifier):
     _semi_supervised = False
     _float32 = True
 
-    def __init__(self, lam: float = 1.0, cost_positive: float = 1.0, cost_negative: float = 1.0,
-                 fit_intercept: bool = True, intercept_scaling: float = 1.0, tol: float = 1e-6,
-                 max_iter: int = 50, max_cg_iter: int = 10_000, verbose: int = 0,
-                 probability: bool = False):
+    _auto_parameters = {"lam": 1.0}
+
+    def __init__(self, lam: float | str = 1.0, cost_positive: float = 1.0,
+                 cost_negative: float = 1.0, fit_intercept: bool = True,
+                 intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int = 50,
+                 max_cg_iter: int = 10_000, warm_start: bool = False, random_state=None,
+                 verbose: int = 0, probability: bool = False):
         self.lam = lam
+        self.warm_start = warm_start
+        self.random_state = random_state
         self.cost_positive = cost_positive
         self.cost_negative = cost_negative
         self.fit_intercept = fit_intercept
@@ -50,7 +90,7 @@ class _SupervisedLinear(LinearSemiSupervisedClassifier):
         self.probability = probability
 
     def _validate_params(self) -> None:
-        check_positive(self.lam, "lam")
+        check_positive_or_auto(self.lam, "lam")
         check_positive(self.cost_positive, "cost_positive")
         check_positive(self.cost_negative, "cost_negative")
 
@@ -71,6 +111,47 @@ class _SupervisedLinear(LinearSemiSupervisedClassifier):
         """
         return self._fit(X, y, sample_weight)
 
+    def _auto_grid(self, name, data, shared):
+        return lam_grid(data.X, data.labeled, self.fit_intercept, self.intercept_scaling)
+
+    def _auto_held_out(self, data, shared):
+        """Every fold of one ``lam`` by the solver alone, each fold warm-started from its
+        solution at the previous (larger) ``lam``: the same fits as refitting the estimator
+        on the labeled rows with the held-out ones hidden, without its per-fit overhead."""
+        from sklearn.base import clone
+
+        from semisup._validation import SemiSupervisedData
+        from semisup.solvers.design import Design
+
+        X, codes = data.X[data.labeled], data.y_index   # the rows select_parameter sees
+        design = Design(X, self.fit_intercept, self.intercept_scaling)
+        n_classes = data.classes.size
+        positives = [1] if n_classes == 2 else list(range(n_classes))
+        est = clone(self).set_params(verbose=0)
+        previous = {}
+
+        def held_out(value, folds):
+            est.lam = value
+            out = []
+            for f, (train, test) in enumerate(folds):
+                fold = SemiSupervisedData(X, data.classes, train,
+                                          np.setdiff1d(np.arange(X.shape[0]), train),
+                                          codes[train])
+                context = est._prepare(design, fold)
+                rows = design.restrict(test)
+                scores = []
+                for k in positives:
+                    res = est._fit_binary(design, fold, fold.binary_targets(k), 0.5, None,
+                                          context=context, seed=previous.get((f, k)))
+                    previous[f, k] = res.w
+                    scores.append(rows.matvec(res.w))
+                scores = np.column_stack(scores)
+                out.append((scores[:, 0] > 0).astype(np.intp) if n_classes == 2
+                           else scores.argmax(axis=1))
+            return out
+
+        return held_out
+
 
 class L2SVM(_SupervisedLinear):
     """Linear L2-SVM trained by the modified finite Newton method or by dual coordinate descent.
@@ -83,8 +164,14 @@ class L2SVM(_SupervisedLinear):
 
     Parameters
     ----------
-    lam : float, default=1.0
-        Regularisation ``lambda`` (SVMlin ``-W``).
+    lam : float or "auto", default=1.0
+        Regularisation ``lambda`` (SVMlin ``-W``).  ``"auto"`` chooses it from the seven
+        values of :func:`lam_grid` (``S 10^k``, ``k = 0..-6``, ``S`` the sum of squared
+        norms of the labeled rows) by stratified k-fold CV over the labeled rows
+        (``k = min(5, smallest class)``, repeated when the classes are tiny; ties go to
+        the larger ``lam``), warm-started along the path, then refits at the chosen value
+        (``lam_``, ``cv_results_``).  With a class of one labeled row there is no CV: the
+        default 1.0 is used, with a warning.
     cost_positive, cost_negative : float, default=1.0
         Class costs.
     fit_intercept : bool, default=True
@@ -102,8 +189,12 @@ class L2SVM(_SupervisedLinear):
         ``"dcd"``: dual coordinate descent (:func:`~semisup.solvers.dcd.l2svm_dual_cd`),
         sparse input only.  ``"auto"``: ``"dcd"`` for sparse input with fewer than 100
         labeled rows per feature, ``"mfn"`` otherwise.
+    warm_start : bool, default=False
+        Start the solver from the previous fit's weights (``"mfn"``; along a path of
+        ``lam`` values, as ``lam="auto"`` does).
     random_state : int, RandomState or None, default=None
-        Coordinate order of ``"dcd"``; ``None`` means a fixed seed, so fits repeat.
+        Coordinate order of ``"dcd"`` and the folds of ``lam="auto"``; ``None`` means a
+        fixed seed, so fits repeat.
     verbose : int, default=0
         Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG, one line per Newton
         iteration or duality-gap check).
@@ -125,21 +216,36 @@ class L2SVM(_SupervisedLinear):
         (``"mfn"``) or epochs and the duality gap (``"dcd"``).
     solver_ : str
         The solver used.
+    lam_ : float
+        With ``lam="auto"``: the value chosen (and refitted).
+    cv_results_ : dict
+        With ``lam="auto"``: ``param_lam``, ``split<k>_test_score``, ``mean_test_score``,
+        ``std_test_score``, ``rank_test_score`` (held-out accuracy; scikit-learn's layout).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import L2SVM
+    >>> X = np.array([[-2.0], [-1.5], [-1.0], [-0.8], [1.0], [1.2], [1.5], [2.0]])
+    >>> y = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    >>> clf = L2SVM(lam="auto").fit(X, y)
+    >>> float(clf.lam_), clf.cv_results_["mean_test_score"].tolist()[:2]
+    (24.58, [1.0, 1.0])
     """
 
     _defaultable = ("max_iter",)
 
-    def __init__(self, lam: float = 1.0, cost_positive: float = 1.0, cost_negative: float = 1.0,
-                 fit_intercept: bool = True, intercept_scaling: float = 1.0, tol: float = 1e-6,
-                 max_iter: int | None = None, max_cg_iter: int = 10_000, solver: str = "auto",
-                 random_state=None, verbose: int = 0,
-                 probability: bool = False):
+    def __init__(self, lam: float | str = 1.0, cost_positive: float = 1.0,
+                 cost_negative: float = 1.0, fit_intercept: bool = True,
+                 intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int | None = None,
+                 max_cg_iter: int = 10_000, solver: str = "auto", warm_start: bool = False,
+                 random_state=None, verbose: int = 0, probability: bool = False):
         super().__init__(lam=lam, cost_positive=cost_positive, cost_negative=cost_negative,
                          fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                         tol=tol, max_iter=max_iter, max_cg_iter=max_cg_iter, verbose=verbose,
+                         tol=tol, max_iter=max_iter, max_cg_iter=max_cg_iter,
+                         warm_start=warm_start, random_state=random_state, verbose=verbose,
                          probability=probability)
         self.solver = solver
-        self.random_state = random_state
 
     def _validate_params(self) -> None:
         super()._validate_params()
@@ -169,7 +275,7 @@ class L2SVM(_SupervisedLinear):
                                 verbose=self.verbose)
         else:
             max_iter = self.max_iter or 50
-            res = l2svm_mfn(A, terms, Ridge(self.lam), tol=self.tol, max_iter=max_iter,
+            res = l2svm_mfn(A, terms, Ridge(self.lam), w0=seed, tol=self.tol, max_iter=max_iter,
                             max_cg_iter=self.max_cg_iter, verbose=self.verbose)
         if not res.converged and self.solver_ == "dcd":  # MFN reports for itself
             report_unconverged("dcd", f"{max_iter} epochs, tol={self.tol:g}")
@@ -184,8 +290,14 @@ class RLSClassifier(_SupervisedLinear):
 
     Parameters
     ----------
-    lam : float, default=1.0
-        Regularisation ``lambda`` (SVMlin ``-W``).
+    lam : float or "auto", default=1.0
+        Regularisation ``lambda`` (SVMlin ``-W``).  ``"auto"`` chooses it from the seven
+        values of :func:`lam_grid` (``S 10^k``, ``k = 0..-6``, ``S`` the sum of squared
+        norms of the labeled rows) by stratified k-fold CV over the labeled rows
+        (``k = min(5, smallest class)``, repeated when the classes are tiny; ties go to
+        the larger ``lam``), warm-started along the path, then refits at the chosen value
+        (``lam_``, ``cv_results_``).  With a class of one labeled row there is no CV: the
+        default 1.0 is used, with a warning.
     cost_positive, cost_negative : float, default=1.0
         Class costs ``c_i`` (times ``sample_weight``).
     fit_intercept : bool, default=True
@@ -198,6 +310,10 @@ class RLSClassifier(_SupervisedLinear):
         Unused: one CGLS solve is the whole fit (kept for a uniform interface).
     max_cg_iter : int, default=10000
         CGLS iterations.
+    warm_start : bool, default=False
+        Start CGLS from the previous fit's weights.
+    random_state : int, RandomState or None, default=None
+        Folds of ``lam="auto"``; ``None`` means a fixed seed.
     verbose : int, default=0
         Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG).
     probability : bool, default=False
@@ -212,6 +328,11 @@ class RLSClassifier(_SupervisedLinear):
         CGLS iterations per binary problem.
     fit_results_ : list of MFNResult
         Solver output per binary problem.
+    lam_ : float
+        With ``lam="auto"``: the value chosen (and refitted).
+    cv_results_ : dict
+        With ``lam="auto"``: ``param_lam``, ``split<k>_test_score``, ``mean_test_score``,
+        ``std_test_score``, ``rank_test_score`` (held-out accuracy; scikit-learn's layout).
     """
 
     def _fit_binary(self, design, data, y_pm, positive_fraction, sample_weight, context=None,
@@ -219,7 +340,7 @@ class RLSClassifier(_SupervisedLinear):
         A = design.restrict(data.labeled)
         cost = _example_costs(self, data, y_pm, sample_weight)
         reg = Ridge(self.lam)
-        res = cgls(A, cost, y_pm, reg, tol=self.tol, max_iter=self.max_cg_iter)
+        res = cgls(A, cost, y_pm, reg, x0=seed, tol=self.tol, max_iter=self.max_cg_iter)
         if not res.converged:
             report_unconverged("cgls", f"max_cg_iter={self.max_cg_iter}")
         o = A.matvec(res.x)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.linalg as sla
 
 from semisup._logging import get_logger
+from semisup._validation import check_semi_supervised, warn_if_collapsed
 from semisup.manifold._base import ManifoldClassifier
 from semisup.manifold._rkhs import (
     deformation_columns,
@@ -13,6 +16,7 @@ from semisup.manifold._rkhs import (
     kernel_graph_params,
     laplacian_objective,
 )
+from semisup.model_selection import check_positive_or_auto, is_auto, select_parameter
 
 
 def _solve_spd(H: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -84,8 +88,16 @@ class LapRLS(ManifoldClassifier):
     ----------
     gamma_A : float, default=1e-4
         Weight of the ambient RKHS norm ``||f||_K^2`` (``> 0``).
-    gamma_I : float, default=1e4
-        Weight of the intrinsic (graph) norm ``s f^T L f`` (``>= 0``).  With the default
+    gamma_I : float or "auto", default=1e4
+        Weight of the intrinsic (graph) norm ``s f^T L f`` (``>= 0``).  ``"auto"`` chooses
+        it by transductive CV over the labeled rows (stratified, ``k = min(5, smallest
+        class)`` folds, repeated when the classes are tiny; ties go to the larger value)
+        among eight values: those that put the mean eigenvalue of ``gamma_I s L K`` at
+        ``10^k gamma_A``, ``k = 4..-2`` (:func:`semisup.linear.laplacian.gamma_I_grid`), and
+        0 (kernel ridge regression on the labeled rows).  The kernel and graph are built
+        once, and each value scores every fold from one factorisation, so the selection
+        costs about eight fits; the result is refitted (``gamma_I_``, ``cv_results_``).
+        With a class of one labeled row: the default 1e4, with a warning.  With the default
         ``graph_scale='n2'`` the graph term shrinks like ``1/(l+u)^2``, so useful values
         grow with ``n``: what matters is ``r = gamma_I s / gamma_A`` (the defaults give
         ``r = 1e8 / n^2``: 2,500 at n = 200, 44 at n = 1,500).  The paper's experiments
@@ -94,7 +106,7 @@ class LapRLS(ManifoldClassifier):
         Add an unpenalised bias ``b`` (left out of the graph term).  Eq. 8 has none.
 {kernel_graph_params}
     random_state : int, optional
-        Seed of the approximate neighbour search.
+        Seed of the approximate neighbour search and of the folds of ``gamma_I="auto"``.
     verbose : int, default=0
         Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG).
     probability : bool, default=False
@@ -119,6 +131,11 @@ class LapRLS(ManifoldClassifier):
         Kernel width used.
     X_fit_ : ndarray or sparse matrix
         Training rows (kept for the out-of-sample extension; ``None`` when precomputed).
+    gamma_I_ : float
+        With ``gamma_I="auto"``: the value chosen (and refitted).
+    cv_results_ : dict
+        With ``gamma_I="auto"``: ``param_gamma_I``, ``split<k>_test_score``,
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score`` (held-out accuracy).
 
     Examples
     --------
@@ -150,6 +167,90 @@ class LapRLS(ManifoldClassifier):
         self.verbose = verbose
         self.probability = probability
 
+    #: the documented default of ``gamma_I`` (used by ``gamma_I="auto"`` without CV)
+    _default_gamma_I = 1e4
+
+    def fit(self, X, y):
+        """Fit on labeled and unlabeled rows (``y == -1`` marks unlabeled rows).
+
+        With ``gamma_I="auto"`` the value is first chosen by transductive labeled-only CV
+        (see the ``gamma_I`` parameter), then the model is refitted at it.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Or the ``(n, n)`` Gram matrix with ``kernel='precomputed'``.
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        check_positive_or_auto(self.gamma_I, "gamma_I", allow_zero=True)
+        if not is_auto(self.gamma_I):
+            self.__dict__.pop("gamma_I_", None)
+            self.__dict__.pop("cv_results_", None)
+            return super().fit(X, y)
+        sel = self._select_gamma_I(X, y)
+        try:
+            self.gamma_I = sel.best
+            super().fit(X, y)
+        finally:
+            self.gamma_I = "auto"
+        self.gamma_I_ = sel.best
+        self.cv_results_ = sel.cv_results
+        return self
+
+    def _select_gamma_I(self, X, y):
+        """``gamma_I`` by :func:`semisup.model_selection.select_parameter`, each value
+        scored on every fold at the cost of one fit (:meth:`_held_out_scores`)."""
+        from semisup.graph.adjacency import GraphWarning
+        from semisup.linear.laplacian import gamma_I_grid
+        from semisup.manifold._rkhs import _check_real
+
+        _check_real(self.gamma_A, "gamma_A", positive=True)
+        probe = self._probe_at(0.0)
+        probe._check_kernel_graph_params()
+        data = check_semi_supervised(X, y, accept_sparse=self.kernel != "precomputed",
+                                     require_unlabeled=True, estimator=probe)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", GraphWarning)   # the refit says it once
+            # the kernel and the graph depend on X alone: shared by every value and fold
+            probe.set_params(graph=probe._adjacency(data.X))
+            data, K, L, scale = probe._setup(X, y)
+        n = K.shape[0]
+        fixed = probe._probe_at(0.0).set_params(kernel="precomputed")
+        trace = float(L.multiply(K).sum()) if hasattr(L, "multiply") else float(np.sum(L * K))
+        values = gamma_I_grid(trace, n, float(self.gamma_A), scale)
+        codes = np.full(n, -1, dtype=np.intp)
+        codes[data.labeled] = data.y_index
+        position = np.empty(n, dtype=np.intp)
+        position[data.labeled] = np.arange(data.labeled.size)
+
+        def held_out(value, folds):
+            est = fixed._probe_at(float(value))
+            with warnings.catch_warnings():
+                # said once by the graph build above and once by the refit
+                warnings.simplefilter("ignore", GraphWarning)
+                scores = est._held_out_scores(K, codes,
+                                              [(position[tr], te) for tr, te in folds])
+            labels = [np.asarray(s).reshape(n, -1) for s in scores]
+            return [est._labels_from_scores(s)[te] for s, (_, te) in zip(labels, folds,
+                                                                          strict=True)]
+
+        return select_parameter(self, data.X, codes, "gamma_I", [float(v) for v in values],
+                                default=self._default_gamma_I, random_state=self.random_state,
+                                held_out=held_out)
+
+    def _probe_at(self, gamma_I: float) -> LapRLS:
+        from sklearn.base import clone
+
+        return clone(self).set_params(gamma_I=gamma_I, verbose=0, probability=False)
+
+    def _adjacency(self, X):
+        W, _, _ = self._graph_laplacian(X)
+        return W
+
     def _fit(self, X, y) -> LapRLS:
         data, K, L, scale = self._setup(X, y)
         lab = data.labeled
@@ -164,11 +265,53 @@ class LapRLS(ManifoldClassifier):
         alpha = Z @ c
         K_alpha = K @ alpha
         self._store(data, alpha, b, K_alpha)
+        warn_if_collapsed(self, self.transduction_[data.unlabeled], data.classes.size, hint=(
+            "The labeled rows of one class barely constrain the fit (few labels, or classes "
+            "of very different sizes): lower gamma_I relative to gamma_A, or label more rows "
+            "of the smaller class"))
         obj = np.array([laplacian_objective(K_alpha[lab, j] + b[j], Y[:, j], alpha[:, j],
                                             K_alpha[:, j], L, float(self.gamma_A), gamma_I_s,
                                             "squared") for j in range(Y.shape[1])])
         self.objective_ = float(obj[0]) if obj.size == 1 else obj
         return self
+
+    def _held_out_scores(self, X, y, folds) -> list[np.ndarray]:
+        """Transductive cross-validation of eq. 8 at the cost of one fit.
+
+        A fold keeps the labels of the labeled rows ``train`` and hides those of ``test``
+        (they stay in ``X`` as unlabeled rows). ``A = I + r L K`` does not depend on which
+        rows are labeled, so ``Z`` and ``G`` of the full fit hold every fold's: a fold's
+        coefficients are ``(G[tr, tr] + gamma_A |tr| I) c = Y[tr]`` and its outputs
+        ``K Z[:, tr] c``, the same as refitting with ``y[labeled[test]] = -1``.
+
+        Parameters
+        ----------
+        X, y : as for :meth:`fit`
+        folds : list of (train, test)
+            Positions into the labeled rows of ``y`` (in row order); every class keeps
+            a labeled row in each ``train``.
+
+        Returns
+        -------
+        list of ndarray
+            Per fold, the ``training_scores_`` of that refit: shape ``(n,)`` for two
+            classes, else ``(n, n_classes)``.
+        """
+        data, K, L, scale = self._setup(X, y)
+        lab = data.labeled
+        ratio = float(self.gamma_I) * scale / float(self.gamma_A)
+        Z = deformation_columns(K, L, ratio, lab)
+        G = deformed_gram(K, Z, lab)
+        Y = np.column_stack(self._binary_targets(data))
+        out = []
+        for train, _ in folds:
+            train = np.asarray(train)
+            c, b = laprls_coefficients(G[np.ix_(train, train)], Y[train],
+                                       float(self.gamma_A) * train.size,
+                                       bool(self.fit_intercept))
+            scores = K @ (Z[:, train] @ c) + b
+            out.append(scores[:, 0] if scores.shape[1] == 1 else scores)
+        return out
 
 
 LapRLS.__doc__ = LapRLS.__doc__.replace("{kernel_graph_params}",

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from semisup._logging import get_logger, report_unconverged
+from semisup._validation import warn_if_collapsed
 from semisup.manifold._base import ManifoldClassifier
 from semisup.manifold._rkhs import (
     KERNEL_GRAPH_PARAMS,
@@ -232,6 +233,10 @@ class LapSVM(ManifoldClassifier):
             alpha, b, K_alpha = self._fit_primal(data, K, L, gamma_A, gamma_I_s, targets)
         self.solver_ = solver
         self._store(data, alpha, b, K_alpha)
+        warn_if_collapsed(self, self.transduction_[data.unlabeled], data.classes.size, hint=(
+            "The labeled rows of one class barely constrain the fit (few labels, or classes "
+            "of very different sizes): lower gamma_I relative to gamma_A, or label more rows "
+            "of the smaller class"))
         lab = data.labeled
         obj = np.array([laplacian_objective(K_alpha[lab, j] + b[j], yk, alpha[:, j],
                                             K_alpha[:, j], L, gamma_A, gamma_I_s, self.loss)

@@ -76,6 +76,53 @@ def simplemkl_kernels(n_features: int, widths: Sequence[float] | None = None,
     return specs
 
 
+def auto_kernels(X, factors: Sequence[float] = (1 / 8, 1 / 4, 1 / 2, 1, 2, 4, 8),
+                 degrees: Sequence[int] = (1, 2)) -> list[dict]:
+    """A compact kernel bank scaled to the data (``kernels='auto'`` of MultipleKernelSVC).
+
+    Gaussians ``exp(-g ||x - z||^2)`` with ``g = f * g0`` for each factor ``f``, where
+    ``g0`` is the reciprocal mean squared distance (:func:`semisup.kernels.default_gamma`),
+    and polynomials ``(g1 <x, z> + 1)^degree`` with ``g1`` the reciprocal mean squared row
+    norm, all on all features: 9 kernels whatever ``d``.  SimpleMKL's bank
+    (:func:`simplemkl_kernels`) has ``13 (d + 1)`` kernels of fixed widths, so its cost
+    grows with ``d`` and its widths miss data far from unit scale (digits in 0..16: the
+    semi-supervised fit on 357 rows took 134 s; on 1,560 rows it did not finish).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, d)
+        The rows the kernels are computed on.
+    factors : sequence of float
+        Multiples of ``g0``.
+    degrees : sequence of int
+        Polynomial degrees.
+
+    Returns
+    -------
+    list of dict
+        Kernel specs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup.mkl.bank import auto_kernels
+    >>> specs = auto_kernels(np.random.default_rng(0).normal(size=(50, 4)))
+    >>> len(specs), [s["kernel"] for s in specs][-3:]
+    (9, ['rbf', 'poly', 'poly'])
+    """
+    from semisup.kernels import default_gamma
+
+    g0 = default_gamma(X)
+    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if hasattr(X, "tocsr") \
+        else np.einsum("ij,ij->i", X, X)
+    mean_sq = float(np.mean(sq))
+    g1 = 1.0 / mean_sq if mean_sq > 0 else 1.0
+    specs = [{"kernel": "rbf", "gamma": float(f) * g0, "features": None} for f in factors]
+    specs += [{"kernel": "poly", "gamma": g1, "coef0": 1.0, "degree": int(g),
+               "features": None} for g in degrees]
+    return specs
+
+
 def check_kernel_specs(kernels, n_features: int) -> list:
     """Validate a list of kernel specs (dicts or callables); return normalised copies."""
     if isinstance(kernels, (str, dict)) or callable(kernels):

@@ -13,6 +13,7 @@ Exact LGC is :class:`sklearn.semi_supervised.LabelSpreading`.
 from __future__ import annotations
 
 import time
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -20,7 +21,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from semisup._validation import check_positive, check_semi_supervised, check_X
+from semisup._validation import (
+    CollapseWarning,
+    check_positive,
+    check_semi_supervised,
+    check_X,
+    warn_if_collapsed,
+)
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.calibration import ProbabilityMixin
 from semisup.kernels import kernel_matrix
@@ -39,10 +46,14 @@ def _check_fitted_X(estimator, X):
     return X
 
 
-def _transduction(data, predicted_unlabeled: np.ndarray) -> np.ndarray:
+def _transduction(estimator, data, predicted_unlabeled: np.ndarray) -> np.ndarray:
+    """Labels of the training rows; warns (once per fit) on a one-class collapse."""
     out = np.empty(data.X.shape[0], dtype=data.classes.dtype)
     out[data.labeled] = data.classes[data.y_index]
     out[data.unlabeled] = predicted_unlabeled
+    warn_if_collapsed(estimator, out[data.unlabeled], data.classes.size, hint=(
+        "the prototypes do not separate the classes: raise n_prototypes, or lower the "
+        "graph weight relative to the labels"))
     return out
 
 
@@ -155,8 +166,8 @@ class NystromLabelSpreading(SemiSupervisedClassifierMixin, ClassifierMixin, Base
         # F(x) ~ K(x, X) D^-1/2 F up to a positive factor, with K(x, X) ~ K(x, V) W^+ E^T:
         # an O(m) product per point
         self._propagator = fac.W_pinv @ np.asarray(fac.E.T @ (fac.d_isqrt[:, None] * F))
-        self.transduction_ = _transduction(data, data.classes[np.argmax(F[data.unlabeled],
-                                                                        axis=1)])
+        self.transduction_ = _transduction(self, data, data.classes[
+            np.argmax(F[data.unlabeled], axis=1)])
         return self
 
     def predict_proba(self, X) -> np.ndarray:
@@ -267,7 +278,10 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierM
                        graph=graph, n_neighbors=self.n_neighbors, laplacian=self.laplacian,
                        laplacian_power=1,  # the PVM paper's L (LapRLS defaults to L^2)
                        random_state=rng.randint(np.iinfo(np.int32).max))
-        model.fit(Z, y_z)
+        with warnings.catch_warnings():
+            # judged once, on the rows' labels below, not on the prototypes'
+            warnings.simplefilter("ignore", CollapseWarning)
+            model.fit(Z, y_z)
         self.timings_ = {"fit": time.perf_counter() - t0}
         self.classes_ = data.classes
         self.prototypes_ = V
@@ -275,7 +289,7 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierM
         self.n_features_in_ = X.shape[1]
         self.laprls_ = model
         self.transduction_ = _transduction(
-            data, data.classes[model.predict(X[data.unlabeled])] if data.unlabeled.size
+            self, data, data.classes[model.predict(X[data.unlabeled])] if data.unlabeled.size
             else np.empty(0, dtype=data.classes.dtype))
         self._fit_probability(X, y)
         return self

@@ -16,7 +16,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from semisup._logging import get_logger, verbosity
-from semisup._validation import check_positive, check_semi_supervised, check_X
+from semisup._validation import (
+    check_positive,
+    check_semi_supervised,
+    check_X,
+    warn_degenerate,
+    warn_if_collapsed,
+)
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.calibration import ProbabilityMixin
 from semisup.kernels import default_gamma
@@ -268,6 +274,10 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, Cl
         t0 = time.perf_counter()
         V = resolve_prototypes(self, X, rng)
         timings["prototypes"] = time.perf_counter() - t0
+        if V.shape[0] < data.classes.size:
+            warn_degenerate(self, f"{V.shape[0]} prototype(s) for {data.classes.size} classes: "
+                            "the label function is spanned by fewer functions than there are "
+                            "classes", "raise n_prototypes (or keep 'auto')")
         self._log(f"{V.shape[0]} prototypes in {timings['prototypes']:.3f} s")
 
         t0 = time.perf_counter()
@@ -292,6 +302,9 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, Cl
             scores = np.asarray(graph.H[data.unlabeled] @ F) + b
             self.classes_ = data.classes
             transduction[data.unlabeled] = self._labels(scores)
+            warn_if_collapsed(self, transduction[data.unlabeled], data.classes.size, hint=(
+                "Raise n_prototypes, lower C2 (the graph term) or check the kernel width "
+                "gamma"))
         self._set_fitted(data.classes, V, sol, gamma, X.shape[1], timings, transduction)
         return data
 

@@ -1,22 +1,120 @@
-"""Shared plumbing of the kernel transductive estimators: validation, binary targets, kernels."""
+"""Shared plumbing of the binary transductive estimators: one-vs-rest, validation, kernels.
+
+:class:`OneVsRestMixin` is the one one-vs-rest mechanism of the estimators that solve a
+binary problem as a whole (the thesis methods here and in :mod:`semisup.weak`); the linear
+family has its own loop over binary problems inside one fit
+(:class:`semisup.linear._base.LinearSemiSupervisedClassifier`) and shares its per-class
+``positive_fraction`` rule (:func:`semisup.linear._base.class_fractions`) with this one.
+"""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from semisup._logging import get_logger, progress
 from semisup._validation import (
+    CollapseWarning,
     check_finite,
     check_int,
     check_positive,
     check_real,
     check_semi_supervised,
     check_X,
+    warn_if_collapsed,
 )
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.kernels import default_gamma, kernel_matrix
+
+logger = get_logger(__name__)
+
+
+class OneVsRestMixin:
+    """One-vs-rest for an estimator whose ``fit`` solves one binary problem.
+
+    With more than two labeled classes, ``fit`` calls :meth:`_fit_one_vs_rest` right after
+    validating ``(X, y)``: one clone of the estimator per class ``k`` is fitted on
+    ``y_k = 1`` for the labeled rows of class ``k``, ``0`` for the other labeled rows and
+    ``-1`` for every unlabeled row (so each binary problem keeps all unlabeled rows
+    unlabeled, and its balance or positive fraction comes from its own labeled rows, i.e.
+    the labeled prior of class ``k``; a per-class ``positive_fraction`` array gives
+    ``positive_fraction[k]`` instead).  ``decision_function`` has one column per class
+    (the binary problems' scores) and ``predict`` / ``transduction_`` take the argmax.
+    Collapse is judged once, on the multi-class labels (a binary problem that puts every
+    unlabeled row in "rest" is not a collapse by itself).
+
+    Subclasses may override :meth:`_binary_training_scores` (the binary estimator's own
+    scores of its training rows, e.g. a relaxation's transduced values) and
+    :meth:`_combine_one_vs_rest` (fitted attributes built from the binary estimators).
+
+    Attributes set by a multi-class fit: ``estimators_`` (one binary estimator per class,
+    positive class ``1``), ``classes_``, ``transduction_``.
+    """
+
+    def _fit_one_vs_rest(self, data, fit_params: dict | None = None) -> bool:
+        """Fit one binary clone per class when ``data`` has more than two; ``True`` if done."""
+        self.__dict__.pop("estimators_", None)
+        classes = data.classes
+        if classes.size <= 2:
+            return False
+        fractions = self._one_vs_rest_fractions(classes)
+        n = data.X.shape[0]
+        estimators = []
+        name = type(self).__name__
+        with progress(classes.size, f"{name} one-vs-rest", getattr(self, "verbose", 0),
+                      "class") as bar:
+            for k in range(classes.size):
+                logger.info("%s: class %r vs rest", name, classes[k])
+                y_k = np.full(n, -1, dtype=np.int64)
+                y_k[data.labeled] = (data.y_index == k).astype(np.int64)
+                est = clone(self)
+                if fractions is not None:
+                    est.set_params(positive_fraction=float(fractions[k]))
+                with warnings.catch_warnings():
+                    # collapse is judged on the multi-class labels below
+                    warnings.filterwarnings("ignore", message=".*collapsed to one class",
+                                            category=CollapseWarning)
+                    est.fit(data.X, y_k, **(fit_params or {}))
+                estimators.append(est)
+                bar.update()
+        self.estimators_ = estimators
+        self.classes_ = classes
+        scores = np.column_stack([self._binary_training_scores(e, data.X) for e in estimators])
+        transduction = np.empty(n, dtype=classes.dtype)
+        transduction[data.labeled] = classes[data.y_index]
+        transduction[data.unlabeled] = classes[np.argmax(scores[data.unlabeled], axis=1)]
+        self.transduction_ = transduction
+        self._combine_one_vs_rest(estimators, data)
+        warn_if_collapsed(self, transduction[data.unlabeled], classes.size)
+        return True
+
+    def _one_vs_rest_fractions(self, classes):
+        value = self.get_params().get("positive_fraction")
+        if value is None or np.ndim(value) == 0:
+            return None
+        from semisup.linear._base import class_fractions
+
+        return class_fractions(value, classes)
+
+    @staticmethod
+    def _binary_training_scores(estimator, X) -> np.ndarray:
+        """Scores of a fitted binary estimator on its training rows ``X``."""
+        return np.asarray(estimator.decision_function(X), dtype=np.float64)
+
+    def _combine_one_vs_rest(self, estimators: list, data) -> None:
+        """Hook: fitted attributes of the multi-class estimator from the binary ones."""
+
+    def _is_one_vs_rest(self) -> bool:
+        return self.__dict__.get("estimators_") is not None
+
+    def _one_vs_rest_decision(self, X) -> np.ndarray:
+        """``(n, n_classes)`` scores: each binary estimator's ``decision_function``."""
+        X = check_X(X, estimator=self, reset=False)
+        return np.column_stack([e.decision_function(X) for e in self.estimators_])
 
 
 def centre_kernel(K: np.ndarray):
@@ -48,8 +146,12 @@ def check_psd_kernel(K: np.ndarray, name: str = "X") -> None:
                          "add a multiple of the identity")
 
 
-class KernelTransductiveBase(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
-    """Binary kernel estimator that learns from labeled (``y != -1``) and unlabeled rows."""
+class KernelTransductiveBase(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixin,
+                             BaseEstimator):
+    """Kernel estimator that learns from labeled (``y != -1``) and unlabeled rows.
+
+    Binary at heart; more than two classes one-vs-rest (:class:`OneVsRestMixin`).
+    """
 
     def _check_kernel_params(self) -> None:
         """Validate the kernel hyper-parameters shared by every subclass (before any work)."""
@@ -61,17 +163,10 @@ class KernelTransductiveBase(SemiSupervisedClassifierMixin, ClassifierMixin, Bas
         self._check_kernel_params()
         data = check_semi_supervised(X, y, accept_sparse=self.kernel != "precomputed",
                                      estimator=self)
-        if data.classes.size != 2:
-            raise ValueError(f"{type(self).__name__} is a binary classifier; y has "
-                             f"{data.classes.size} classes among its labeled rows: "
-                             "train one estimator per pair of classes")
         if data.unlabeled.size == 0:
             raise ValueError(f"{type(self).__name__} is transductive and y has no unlabeled "
                              "rows (no -1 entries): mark the rows to transduce with -1, or use "
                              "a supervised SVM")
-        for cls in (0, 1):
-            if not np.any(data.y_index == cls):
-                raise ValueError("each class needs at least one labeled row")
         return data
 
     def _kernel_params(self, X):
@@ -108,10 +203,10 @@ class KernelTransductiveBase(SemiSupervisedClassifierMixin, ClassifierMixin, Bas
                              degree=self.degree, coef0=self.coef0)
 
     def predict(self, X) -> np.ndarray:
-        """Class labels (out of sample, by the rule of ``decision_function``)."""
+        """Class labels (out of sample, by the rule of ``decision_function``; argmax of its
+        columns beyond two classes)."""
         f = self.decision_function(X)
+        if f.ndim == 2:
+            return self.classes_[np.argmax(f, axis=1)]
         return self.classes_[(f > 0).astype(int)]
-
-    def _more_tags(self):
-        return {"binary_only": True}
 

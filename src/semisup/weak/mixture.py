@@ -39,17 +39,20 @@ from sklearn.utils.validation import check_is_fitted
 
 from semisup._validation import (
     check_bool,
-    check_fraction,
     check_int,
     check_positive,
     check_semi_supervised,
+    warn_degenerate,
+    warn_if_collapsed,
 )
 from semisup.base import SemiSupervisedClassifierMixin
+from semisup.linear._base import check_positive_fraction, class_fractions
 from semisup.linear.tsvm import initial_labels, switch_labels
 from semisup.losses import HingeTerms
 from semisup.regularizers import Ridge
 from semisup.solvers.design import Design
 from semisup.solvers.mfn import l2svm_mfn
+from semisup.transductive._base import OneVsRestMixin
 from semisup.weak._cvx import check_solver, import_cvxpy, solve
 
 logger = logging.getLogger("semisup.weak.mixture")
@@ -485,15 +488,17 @@ def ussl_alternating(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
 # Estimator
 
 
-class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, ClassifierMixin,
-                 BaseEstimator):
+class MixtureSSL(OneVsRestMixin, SemiSupervisedClassifierMixin, LinearClassifierMixin,
+                 ClassifierMixin, BaseEstimator):
     """Linear USSL: semi-supervised SVM whose unlabeled rows mix relevant and irrelevant points.
 
     Each unlabeled row is judged either relevant (a ``+1/-1`` point with the hinge loss, as
     in a TSVM) or irrelevant (a universum point with the epsilon-insensitive loss, as in
     :class:`UniversumSVM`), whichever costs less (thesis chapter 7, Problem I; digest
     section 6).  ``fit(X, y)`` takes ``y == -1`` for every unlabeled row; nobody says which
-    of them are relevant.
+    of them are relevant.  More than two classes are solved one-vs-rest
+    (:class:`semisup.transductive._base.OneVsRestMixin`; each binary problem's positive
+    fraction is its class's labeled prior, or ``positive_fraction[k]``).
 
     Settings.  The defaults minimise Problem I as far as the route can (the final phase
     makes its objective no worse than the SDP route's rounding).  For accuracy,
@@ -521,8 +526,9 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         ``False`` removes the irrelevant option: the alternating route is then exactly
         :class:`semisup.linear.TransductiveSVM` (with ``lam = 1/(2 l C_L)``,
         ``lam_u = 2 u lam C_U``, ``lam_u_init = anneal_start * lam_u``).
-    positive_fraction : float or None, default=None
-        Fraction of positive temporary labels; ``None``: the labeled rows' prior.
+    positive_fraction : float, array of shape (n_classes,) or None, default=None
+        Fraction of positive temporary labels; ``None``: the labeled rows' prior; an array:
+        one fraction per class (in the order of ``classes_``) for its one-vs-rest problem.
     max_switches : int or None, default=None
         Label pairs switched per round (alternating route).
     anneal_start : float, default=1e-5
@@ -578,11 +584,14 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-    coef_ : ndarray of shape (1, n_features)
-    intercept_ : ndarray of shape (1,)
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
     relevant_ : ndarray of bool of shape (n_samples,)
-        Whether each training row was judged relevant (labeled rows: ``True``).
+        Whether each training row was judged relevant (labeled rows: ``True``; beyond two
+        classes: in the binary problem of the class it was assigned).
+    estimators_ : list of MixtureSSL
+        The binary estimators (more than two classes only).
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training rows: the given labels, and the classifier's prediction
         for every unlabeled row (relevant or not; read ``relevant_`` alongside).
@@ -652,8 +661,7 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         check_positive(self.tol, "tol")
         if self.method not in ("alternating", "sdp"):
             raise ValueError(f"method must be 'alternating' or 'sdp', got {self.method!r}")
-        if self.positive_fraction is not None:
-            check_fraction(self.positive_fraction, "positive_fraction")
+        check_positive_fraction(self.positive_fraction)
         if not 0 < self.anneal_start <= 1:
             raise ValueError(f"anneal_start must be in (0, 1], got {self.anneal_start!r}")
         if not self.anneal_growth > 1:
@@ -684,7 +692,7 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            Two class labels, ``-1`` for unlabeled rows.
+            Class labels, ``-1`` for unlabeled rows.
 
         Returns
         -------
@@ -692,10 +700,8 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         """
         self._validate_params()
         data = check_semi_supervised(X, y, require_unlabeled=True, estimator=self)
-        if data.classes.size != 2:
-            raise ValueError("Only binary classification is supported. MixtureSSL is binary; "
-                             f"y has {data.classes.size} classes "
-                             f"{data.classes.tolist()}")
+        if self._fit_one_vs_rest(data):
+            return self
         y_l = data.binary_targets(1)
         order = np.concatenate([data.labeled, data.unlabeled])
         l, u = data.labeled.size, data.unlabeled.size
@@ -717,14 +723,27 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         relevant[data.unlabeled] = rel_u
         self.relevant_ = relevant
         if u and not rel_u.any():
-            warnings.warn("MixtureSSL judged every unlabeled row irrelevant: the classifier "
-                          "is a Universum SVM on them; lower C_irrelevant or epsilon if the "
-                          "unlabeled rows are known to hold relevant points", UserWarning,
-                          stacklevel=2)
+            warn_degenerate(self, "judged every unlabeled row irrelevant: the classifier is a "
+                            "Universum SVM on them", "lower C_irrelevant or epsilon if the "
+                            "unlabeled rows are known to hold relevant points")
         transduction = self.classes_[(o > 0).astype(int)]
         transduction[data.labeled] = data.classes[data.y_index]
         self.transduction_ = transduction
+        warn_if_collapsed(self, transduction[data.unlabeled], 2, hint=(
+            "Raise C_L, or set positive_fraction to the expected share of classes_[1]"))
         return self
+
+    def _combine_one_vs_rest(self, estimators, data) -> None:
+        self.coef_ = np.vstack([e.coef_ for e in estimators])
+        self.intercept_ = np.concatenate([e.intercept_ for e in estimators])
+        self.n_features_in_ = data.X.shape[1]
+        self.objective_ = np.array([e.objective_ for e in estimators])
+        self.n_iter_ = np.array([e.n_iter_ for e in estimators])
+        self.fit_result_ = [e.fit_result_ for e in estimators]
+        # membership of each row in the problem of the class it was assigned
+        winner = np.searchsorted(self.classes_, self.transduction_)
+        relevant = np.column_stack([e.relevant_ for e in estimators])
+        self.relevant_ = relevant[np.arange(winner.size), winner]
 
     def _fit_alternating(self, data, order, y_l, C_I):
         l, u = data.labeled.size, data.unlabeled.size
@@ -733,6 +752,8 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
         lam_u = 2.0 * max(u, 1) * lam * self.C_U
         lam_i = 2.0 * max(u, 1) * lam * C_I if self.allow_irrelevant else None
         r = self.positive_fraction
+        if r is not None and np.ndim(r) > 0:
+            r = float(class_fractions(r, data.classes)[0])
         if r is None:
             r = min(max(float(np.mean(y_l > 0)), 1e-3), 1 - 1e-3)
         res = ussl_alternating(A, l, y_l, lam, lam_u, lam_i, float(self.epsilon), r,
@@ -770,6 +791,11 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
                        max_iter=self.sdp_max_iter)
         self.sdp_value_ = sdp.value
         self.fit_result_ = sdp
+        if sdp.status != "optimal":
+            warn_degenerate(self, f"the SDP relaxation stopped {sdp.status!r}, so its value is "
+                            "no certified bound and its rounding starts from an inexact "
+                            "point", "raise sdp_max_iter or sdp_tol, or use "
+                            "method='alternating'")
         self.n_iter_ = 1
         rnd = round_sdp(sdp, X, y_l, self.C_L, self.C_U, C_I, float(self.epsilon),
                         n_samples=self.n_roundings, random_state=self.random_state,
@@ -786,7 +812,6 @@ class MixtureSSL(SemiSupervisedClassifierMixin, LinearClassifierMixin, Classifie
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = False
         return tags
 
 

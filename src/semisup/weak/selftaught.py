@@ -35,6 +35,8 @@ from semisup._validation import (
     check_positive,
     check_semi_supervised,
     check_X,
+    warn_degenerate,
+    warn_if_collapsed,
 )
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.weak._cvx import check_solver, import_cvxpy, solve
@@ -127,6 +129,8 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseE
     classes_ : ndarray
     svm_ : classifier
         The SVM on the codes.
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the rows of ``X``: the given ones, and the prediction for ``y == -1``.
     n_features_in_ : int
     """
 
@@ -195,7 +199,26 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseE
         self.svm_ = _ovr_svm(codes, data.classes[data.y_index], self.C)
         self.classes_ = data.classes
         self.n_features_in_ = data.X.shape[1]
+        # the first rows of X_u are the unlabeled rows of X (see _split)
+        codes_u = encode(X_u[:data.unlabeled.size], self.components_, self.beta)
+        self._check_fit(data, codes, self.svm_.predict(codes_u) if codes_u.size else None)
         return self
+
+    def _check_fit(self, data, codes_l: np.ndarray, labels_u) -> None:
+        """Set ``transduction_``; warn on all-zero codes and on one class for every row."""
+        if not np.any(codes_l):
+            warn_degenerate(self, f"every labeled row has an all-zero code (beta={self.beta:g} "
+                            "exceeds twice each row's largest correlation with an atom), so "
+                            "the classifier sees only its bias", "lower beta (it is relative "
+                            "to the scale of X) or rescale X")
+        transduction = np.empty(data.X.shape[0], dtype=data.classes.dtype)
+        transduction[data.labeled] = data.classes[data.y_index]
+        if labels_u is not None:
+            transduction[data.unlabeled] = labels_u
+            warn_if_collapsed(self, transduction[data.unlabeled], data.classes.size, hint=(
+                "The codes do not separate the classes: lower beta, raise C or "
+                "n_components, or label more rows of the smaller class"))
+        self.transduction_ = transduction
 
     def transform(self, X) -> np.ndarray:
         """Sparse codes of ``X`` in the learned dictionary."""
@@ -299,6 +322,8 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
     coef_ : ndarray of shape (n_classifiers, n_components)
     intercept_ : ndarray of shape (n_classifiers,)
     classes_ : ndarray
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the rows of ``X``: the given ones, and the prediction for ``y == -1``.
     labeled_weight_ : float
         ``omega`` used.
     objective_ : float
@@ -483,7 +508,15 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
         self.n_iter_ = t
         self.fit_results_ = {"objective": trace, "step": steps,
                              "refit_objective": refit_value}
+        u = data.unlabeled.size
+        labels_u = self.classes_[self._winner(codes[l:l + u] @ W.T + c)] if u else None
+        self._check_fit(data, codes[:l], labels_u)
         return self
+
+    @staticmethod
+    def _winner(scores: np.ndarray) -> np.ndarray:
+        return (scores[:, 0] > 0).astype(int) if scores.shape[1] == 1 \
+            else np.argmax(scores, axis=1)
 
     def decision_function(self, X) -> np.ndarray:
         """``a(x) W^T + c`` (one column per class beyond two)."""

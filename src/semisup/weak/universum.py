@@ -37,6 +37,7 @@ from semisup._validation import (
     check_real,
     check_semi_supervised,
     check_X,
+    warn_if_collapsed,
 )
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.kernels import default_gamma, kernel_matrix
@@ -44,6 +45,7 @@ from semisup.losses import HingeTerms
 from semisup.regularizers import Ridge
 from semisup.solvers.design import Design
 from semisup.solvers.mfn import MFNResult, l2svm_mfn
+from semisup.transductive._base import OneVsRestMixin
 from semisup.weak._cvx import check_solver, hinge_universum_qp
 
 
@@ -88,8 +90,9 @@ def _vstack(A, B):
     return np.vstack([A, B])
 
 
-class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
-    """Binary Universum SVM: hinge loss on labeled rows, epsilon-insensitive loss on universum.
+class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixin,
+                   BaseEstimator):
+    """Universum SVM: hinge loss on labeled rows, epsilon-insensitive loss on universum.
 
     Minimises ``(1/2)||w||^2 + C sum_i H(y_i f(x_i)) + C_universum sum_u U_eps(f(x_u))``
     (Weston et al. 2006; thesis digest section 1.6), with the squared losses through the
@@ -102,6 +105,10 @@ class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
     points, and ``unlabeled="ignore"`` drops them.  With no universum row the estimator is
     the supervised SVM: :class:`semisup.linear.L2SVM` with ``lam = 1 / (2 C)`` for the
     squared route, ``sklearn.svm.SVC(C=C)`` for the hinge route.
+
+    Binary at heart; more than two classes are solved one-vs-rest
+    (:class:`semisup.transductive._base.OneVsRestMixin`: every binary problem sees the
+    same universum and unlabeled rows; ``decision_function`` has one column per class).
 
     Parameters
     ----------
@@ -137,10 +144,14 @@ class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-    coef_ : ndarray of shape (1, n_features)
-        Linear weights (linear kernel only).
-    intercept_ : ndarray of shape (1,)
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Linear weights (linear kernel only); one row per class beyond two.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the rows of ``X``: the given ones, and the prediction for ``y == -1``.
+    estimators_ : list of UniversumSVM
+        The binary estimators (more than two classes only).
     dual_coef_ : ndarray of shape (n_train,)
         Kernel expansion coefficients over ``X_fit_`` (kernel routes only).
     X_fit_ : ndarray
@@ -208,7 +219,7 @@ class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            Two class labels; ``-1`` for unlabeled rows (see ``unlabeled``).
+            Class labels; ``-1`` for unlabeled rows (see ``unlabeled``).
         X_universum : array-like or sparse matrix of shape (n_universum, n_features), optional
             Rows known to belong to neither class.
 
@@ -217,14 +228,11 @@ class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
         self
         """
         self._validate_params()
-        for stale in ("coef_", "dual_coef_", "X_fit_", "gamma_"):
+        for stale in ("coef_", "dual_coef_", "X_fit_", "gamma_", "transduction_"):
             self.__dict__.pop(stale, None)
         data = check_semi_supervised(X, y, estimator=self)
-        if data.classes.size != 2:
-            raise ValueError("Only binary classification is supported. UniversumSVM is binary; "
-                             f"y has {data.classes.size} classes "
-                             f"{data.classes.tolist()}: wrap it in "
-                             "sklearn.multiclass.OneVsRestClassifier for more")
+        if self._fit_one_vs_rest(data, {"X_universum": X_universum}):
+            return self
         parts = []
         if X_universum is not None:
             Xu = check_X(X_universum, estimator=self)
@@ -247,7 +255,26 @@ class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
             self._fit_squared(X_l, y_pm, X_u)
         else:
             self._fit_hinge(X_l, y_pm, X_u)
+        transduction = np.empty(data.X.shape[0], dtype=data.classes.dtype)
+        transduction[data.labeled] = data.classes[data.y_index]
+        if data.unlabeled.size:
+            f_u = self.decision_function(data.X[data.unlabeled])
+            transduction[data.unlabeled] = data.classes[(f_u > 0).astype(int)]
+            warn_if_collapsed(self, transduction[data.unlabeled], 2, hint=(
+                "The labeled rows barely move the hyperplane (raise C, or lower C_universum "
+                "so the unlabeled rows pull less towards f = 0), or rescale X"))
+        self.transduction_ = transduction
         return self
+
+    def _combine_one_vs_rest(self, estimators, data) -> None:
+        first = estimators[0]
+        self.n_universum_ = first.n_universum_
+        self.n_iter_ = np.array([e.n_iter_ for e in estimators])
+        self.objective_ = np.array([e.objective_ for e in estimators])
+        self.fit_result_ = [e.fit_result_ for e in estimators]
+        self.intercept_ = np.concatenate([e.intercept_ for e in estimators])
+        if hasattr(first, "coef_"):
+            self.coef_ = np.vstack([e.coef_ for e in estimators])
 
     def _fit_squared(self, X_l, y_pm, X_u) -> None:
         design = Design(_vstack(X_l, X_u), self.fit_intercept, self.intercept_scaling)
@@ -301,8 +328,11 @@ class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
         self.objective_ = obj
 
     def decision_function(self, X) -> np.ndarray:
-        """``f(x)``; positive values predict ``classes_[1]``."""
+        """``f(x)``; positive values predict ``classes_[1]`` (one column per class beyond
+        two)."""
         check_is_fitted(self, "intercept_")
+        if self._is_one_vs_rest():
+            return self._one_vs_rest_decision(X)
         X = check_X(X, estimator=self)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but UniversumSVM is expecting "
@@ -315,10 +345,12 @@ class UniversumSVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
     def predict(self, X) -> np.ndarray:
         """Class labels."""
         check_is_fitted(self, "intercept_")
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        f = self.decision_function(X)
+        if f.ndim == 2:
+            return self.classes_[np.argmax(f, axis=1)]
+        return self.classes_[(f > 0).astype(int)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = False
         return tags

@@ -1,0 +1,386 @@
+"""Model files of ``semisup fit`` / ``semisup predict``: data only, never code.
+
+A model file is a zip archive of uncompressed ``.npy`` arrays (numpy's format, read with
+``allow_pickle=False``) and one JSON document, ``model.json``, that describes the object tree
+with a closed set of node kinds: ``None``/``bool``/``int``/``float``/``str``, list, tuple,
+dict, set, numpy arrays and scalars of numeric, boolean or string dtype, numpy dtypes, the
+sparse matrices of ``scipy.sparse`` (CSR/CSC/COO) and *objects* of the classes listed in
+:data:`ALLOWED_CLASSES`.  There is no node for a function, a type, a module or a "call this
+with these arguments" (pickle's ``__reduce__``), so loading a file can create data and
+instances of the listed classes, and nothing else: a class is looked up by its exact name in
+the list (never imported by a name the file chooses), created with ``cls.__new__(cls)`` and
+given its attributes as scikit-learn's ``__setstate__`` does.
+
+The list holds the exact types the library writes: the estimators the command line can fit
+and the types they hold (solver results, the scikit-learn objects inside the self-taught
+classifiers); ``tests/test_model_files.py`` fits and saves every estimator the command line
+offers to check that it is complete.  Writing an object of any other type fails at ``fit``
+time, naming the type, rather than producing a file that ``predict`` would refuse.
+
+The format replaced ``skops`` (whose import alone took about 0.8 s of every ``semisup fit`` /
+``semisup predict``, and whose default trust of every ``sklearn.*`` type let a crafted file
+call a scikit-learn function).
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import zipfile
+
+import numpy as np
+
+MAGIC = "semisup-model"
+VERSION = 1
+_SCHEMA = "model.json"
+
+#: The classes a model file's ``estimator`` may be: those the command line fits.
+ESTIMATOR_CLASSES: tuple[str, ...] = (
+    "semisup.linear.svm.L2SVM",
+    "semisup.linear.svm.RLSClassifier",
+    "semisup.linear.tsvm.TransductiveSVM",
+    "semisup.linear.da.DeterministicAnnealingSVM",
+    "semisup.linear.laplacian.LinearLapRLS",
+    "semisup.linear.laplacian.LinearLapSVM",
+    "semisup.linear.cccp.CCCPS3VM",
+    "semisup.manifold.laprls.LapRLS",
+    "semisup.manifold.lapsvm.LapSVM",
+    "semisup.manifold.spectral.RegularizedSpectralClustering",
+    "semisup.prototypes.pvm.PrototypeVectorMachine",
+    "semisup.prototypes.baselines.NystromLabelSpreading",
+    "semisup.prototypes.baselines.ClusterLapRLS",
+    "semisup.transductive.ctsvm.ConvexTSVM",
+    "semisup.transductive.rtsvm.SDPRelaxedTSVM",
+    "semisup.transductive.rho.RhoTSVM",
+    "semisup.mkl.estimator.MultipleKernelSVC",
+    "semisup.weak.universum.UniversumSVM",
+    "semisup.weak.mixture.MixtureSSL",
+    "semisup.weak.selftaught.SelfTaughtClassifier",
+    "semisup.weak.selftaught.SupervisedSelfTaught",
+    "semisup.text.auxiliary.AuxiliarySVM",
+    "semisup.linear.s4vm.S4VM",
+    "semisup.propagation.harmonic.LabelPropagation",
+    "semisup.propagation.spreading.LabelSpreading",
+    "semisup.meta.auto.AutoClassifier",
+    "semisup.meta.cotraining.CoTraining",
+    "semisup.meta.self_training.SelfTraining",
+    "semisup.meta.tritraining.TriTraining",
+    "semisup.text.naive_bayes.SemiSupervisedNB",
+)
+
+#: The exact classes a model file may instantiate (module path and class name): the
+#: estimators and the types they hold.
+ALLOWED_CLASSES: tuple[str, ...] = ESTIMATOR_CLASSES + (
+    "semisup.solvers.mfn.MFNResult",
+    "semisup.solvers.dcd.DCDResult",
+    "semisup.solvers.s3vm.TSVMResult",
+    "semisup.solvers.s3vm.DAResult",
+    "semisup.solvers.svm.PrecomputedSVM",
+    "semisup.linear.cccp.CCCPResult",
+    "semisup.weak.mixture.MixtureResult",
+    "semisup.linear.s4vm.S4VMResult",
+    "semisup.meta.tritraining.TriRound",
+    "sklearn.linear_model._logistic.LogisticRegression",
+    "sklearn.multiclass.OneVsRestClassifier",
+    "sklearn.preprocessing._label.LabelBinarizer",
+    "sklearn.svm._classes.SVC",
+)
+
+# dtype kinds an array or scalar may have: bool, integers, floats, complex, str, bytes
+_DTYPE_KINDS = "biufcUS"
+_SPARSE_FORMATS = ("csr", "csc", "coo")
+
+
+class ModelFileError(ValueError):
+    """A model file that is not one, or that holds something outside the allow-list."""
+
+
+def _qualname(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _resolve(name: str) -> type:
+    """The allow-listed class called ``name``; :class:`ModelFileError` for any other name."""
+    if not isinstance(name, str) or name not in ALLOWED_CLASSES:
+        raise ModelFileError(f"refusing type {name!r}: model files may only hold semisup's "
+                             "estimators and the types they are written with")
+    module, _, attr = name.rpartition(".")
+    cls = getattr(importlib.import_module(module), attr, None)
+    if not isinstance(cls, type) or _qualname(cls) != name:  # pragma: no cover - list rot
+        raise ModelFileError(f"type {name!r} is not available in this version of semisup")
+    return cls
+
+
+# --------------------------------------------------------------------------------- writing
+
+class _Writer:
+    def __init__(self):
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def array(self, arr: np.ndarray) -> str:
+        key = f"a{len(self.arrays)}"
+        self.arrays[key] = arr
+        return key
+
+    def node(self, obj, path: str):
+        if obj is None or type(obj) in (bool, int, float, str):
+            return obj  # JSON keeps them apart (1 and 1.0), NaN and Infinity included
+        if isinstance(obj, list):
+            return [self.node(v, f"{path}[{i}]") for i, v in enumerate(obj)]
+        if type(obj) in (tuple, set, frozenset):
+            items = sorted(obj, key=repr) if type(obj) is not tuple else obj
+            return {"@": type(obj).__name__,
+                    "items": [self.node(v, f"{path}[{i}]") for i, v in enumerate(items)]}
+        if type(obj) is dict:
+            return {"@": "dict", "items": [[self.node(k, f"{path} key"),
+                                            self.node(v, f"{path}[{k!r}]")]
+                                           for k, v in obj.items()]}
+        if type(obj) is np.ndarray:
+            if obj.dtype.kind == "O":
+                return {"@": "objarray", "shape": list(obj.shape),
+                        "items": [self.node(v, f"{path}[{i}]")
+                                  for i, v in enumerate(obj.ravel().tolist())]}
+            self._check_dtype(obj.dtype, path)
+            return {"@": "ndarray", "key": self.array(obj)}
+        if isinstance(obj, np.generic) and type(obj) is np.dtype(type(obj)).type:
+            self._check_dtype(obj.dtype, path)
+            return {"@": "scalar", "key": self.array(np.asarray(obj))}
+        if isinstance(obj, np.dtype):
+            self._check_dtype(obj, path)
+            return {"@": "dtype", "str": obj.str}
+        fmt = _sparse_format(obj)
+        if fmt is not None:
+            return self._sparse(obj, fmt, path)
+        name = _qualname(type(obj))
+        if name not in ALLOWED_CLASSES:
+            raise ModelFileError(f"cannot write {path}: type {name} is not on the model-file "
+                                 "allow-list (semisup.cli._modelfile.ALLOWED_CLASSES)")
+        state = obj.__getstate__()
+        if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
+            raise ModelFileError(f"cannot write {path}: {name} has no attribute dictionary")
+        return {"@": "object", "class": name,
+                "state": {k: self.node(v, f"{path}.{k}") for k, v in state.items()}}
+
+    @staticmethod
+    def _check_dtype(dtype: np.dtype, path: str) -> None:
+        if dtype.kind not in _DTYPE_KINDS or dtype.fields is not None:
+            raise ModelFileError(f"cannot write {path}: dtype {dtype} is not supported")
+
+    def _sparse(self, X, fmt: str, path: str):
+        kind = "array" if type(X).__name__.endswith("_array") else "matrix"
+        parts = {"coo": ("data", "row", "col")}.get(fmt, ("data", "indices", "indptr"))
+        for part in parts:
+            self._check_dtype(getattr(X, part).dtype, path)
+        return {"@": "sparse", "format": fmt, "kind": kind, "shape": list(X.shape),
+                **{part: self.array(getattr(X, part)) for part in parts}}
+
+
+def _sparse_format(obj) -> str | None:
+    module = type(obj).__module__
+    if not module.startswith("scipy.sparse"):
+        return None
+    name = type(obj).__name__
+    fmt = name.split("_")[0]
+    if fmt in _SPARSE_FORMATS and name in (f"{fmt}_matrix", f"{fmt}_array"):
+        return fmt
+    return None
+
+
+def dumps(bundle: dict) -> bytes:
+    """The bytes of a model file holding ``bundle`` (a dict of allow-listed content).
+
+    Raises
+    ------
+    ModelFileError
+        When ``bundle`` holds a type outside :data:`ALLOWED_CLASSES` (naming where).
+    """
+    writer = _Writer()
+    schema = {"format": MAGIC, "version": VERSION, "root": writer.node(bundle, "model")}
+    return pack(schema, writer.arrays)
+
+
+def pack(schema: dict, arrays: dict[str, np.ndarray]) -> bytes:
+    """Zip ``schema`` (as ``model.json``) and ``arrays`` (as ``.npy`` members), uncompressed."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
+        zf.writestr(_SCHEMA, json.dumps(schema))
+        for key, arr in arrays.items():
+            member = io.BytesIO()
+            np.lib.format.write_array(member, arr, allow_pickle=False)
+            zf.writestr(f"{key}.npy", member.getvalue())
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------------- reading
+
+class _Reader:
+    def __init__(self, zf: zipfile.ZipFile):
+        self.zf = zf
+
+    def array(self, key) -> np.ndarray:
+        if not isinstance(key, str) or f"{key}.npy" not in self.zf.namelist():
+            raise ModelFileError(f"missing array {key!r}")
+        info = self.zf.getinfo(f"{key}.npy")
+        fmt = np.lib.format
+        with self.zf.open(info) as fh:
+            # the header first: numpy allocates the whole array before reading its data
+            version = fmt.read_magic(fh)
+            read_header = fmt.read_array_header_1_0 if version == (1, 0) \
+                else fmt.read_array_header_2_0
+            shape, _, dtype = read_header(fh)
+        if dtype.kind not in _DTYPE_KINDS or dtype.fields is not None or dtype.hasobject:
+            raise ModelFileError(f"array {key!r} has dtype {dtype}, which is not allowed "
+                                 "(no pickled objects)")
+        if int(np.prod(shape, dtype=np.float64)) * dtype.itemsize > info.file_size:
+            raise ModelFileError(f"array {key!r} claims more data than the file holds")
+        with self.zf.open(info) as fh:
+            return fmt.read_array(fh, allow_pickle=False)
+
+    def node(self, node, depth: int = 0):
+        if depth > 100:
+            raise ModelFileError("nested more than 100 levels deep")
+        if node is None or isinstance(node, (bool, int, float, str)):
+            return node
+        if isinstance(node, list):
+            return [self.node(v, depth + 1) for v in node]
+        if not isinstance(node, dict) or not isinstance(node.get("@"), str):
+            raise ModelFileError(f"unexpected entry {str(node)[:60]!r}")
+        kind = node["@"]
+        if kind in ("tuple", "set", "frozenset"):
+            items = [self.node(v, depth + 1) for v in self._list(node, "items")]
+            return {"tuple": tuple, "set": set, "frozenset": frozenset}[kind](items)
+        if kind == "dict":
+            out = {}
+            for pair in self._list(node, "items"):
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise ModelFileError("a dict entry is not a [key, value] pair")
+                out[self.node(pair[0], depth + 1)] = self.node(pair[1], depth + 1)
+            return out
+        if kind == "ndarray":
+            return self.array(node.get("key"))
+        if kind == "scalar":
+            arr = self.array(node.get("key"))
+            if arr.ndim != 0:
+                raise ModelFileError("a scalar entry holds an array")
+            return arr[()]
+        if kind == "objarray":
+            items = [self.node(v, depth + 1) for v in self._list(node, "items")]
+            shape = tuple(self._list(node, "shape"))
+            out = np.empty(len(items), dtype=object)
+            out[:] = items
+            try:
+                return out.reshape(shape)
+            except (ValueError, TypeError):
+                raise ModelFileError("an object array's shape does not match its items") \
+                    from None
+        if kind == "dtype":
+            dtype = np.dtype(str(node.get("str")))
+            if dtype.kind not in _DTYPE_KINDS or dtype.fields is not None:
+                raise ModelFileError(f"dtype {dtype} is not allowed")
+            return dtype
+        if kind == "sparse":
+            return self._sparse(node)
+        if kind == "object":
+            cls = _resolve(node.get("class"))
+            state = node.get("state")
+            if not isinstance(state, dict):
+                raise ModelFileError(f"{node.get('class')}: state is not a dictionary")
+            state = {str(k): self.node(v, depth + 1) for k, v in state.items()}
+            obj = cls.__new__(cls)
+            if hasattr(cls, "__setstate__"):  # scikit-learn's: version check + dict update
+                obj.__setstate__(state)
+            else:
+                obj.__dict__.update(state)
+            return obj
+        raise ModelFileError(f"unknown entry kind {kind!r}")
+
+    @staticmethod
+    def _list(node: dict, key: str) -> list:
+        value = node.get(key)
+        if not isinstance(value, list):
+            raise ModelFileError(f"{node['@']} entry without a {key!r} list")
+        return value
+
+    def _sparse(self, node: dict):
+        import scipy.sparse as sp
+
+        fmt, kind = node.get("format"), node.get("kind")
+        if fmt not in _SPARSE_FORMATS or kind not in ("matrix", "array"):
+            raise ModelFileError(f"sparse format {fmt!r}/{kind!r} is not allowed")
+        cls = getattr(sp, f"{fmt}_{kind}")
+        shape = tuple(self._list(node, "shape"))
+        if len(shape) != 2 or not all(isinstance(n, int) and n >= 0 for n in shape):
+            raise ModelFileError(f"bad sparse shape {shape!r}")
+        try:
+            if fmt == "coo":
+                X = cls((self.array(node.get("data")), (self.array(node.get("row")),
+                                                        self.array(node.get("col")))),
+                        shape=shape)
+            else:
+                X = cls((self.array(node.get("data")), self.array(node.get("indices")),
+                         self.array(node.get("indptr"))), shape=shape)
+                X.check_format(full_check=True)  # indices in range: compiled code trusts them
+        except (ValueError, TypeError, IndexError) as exc:
+            raise ModelFileError(f"inconsistent sparse matrix ({exc})") from None
+        return X
+
+
+def _check_estimator_entry(root) -> None:
+    """The bundle's ``estimator`` must be an object of :data:`ESTIMATOR_CLASSES`: checked on
+    the description, before anything in the file is built."""
+    items = root.get("items") if isinstance(root, dict) and root.get("@") == "dict" else None
+    entry = next((pair[1] for pair in items or () if isinstance(pair, list) and len(pair) == 2
+                  and pair[0] == "estimator"), None)
+    if not isinstance(entry, dict) or entry.get("@") != "object":
+        raise ModelFileError("it holds no estimator")
+    if entry.get("class") not in ESTIMATOR_CLASSES:
+        raise ModelFileError(f"the model is a {str(entry.get('class'))[:100]}, not a "
+                             "semisup estimator the command line writes")
+
+
+def loads(data: bytes, *, bundle: bool = False) -> object:
+    """The object tree of a model file (see the module docstring for what it may hold).
+
+    With ``bundle=True`` the top level must be a dict whose ``estimator`` is one of
+    :data:`ESTIMATOR_CLASSES`, checked before any object is created.
+
+    Raises
+    ------
+    ModelFileError
+        For anything but a model file of this format made of allow-listed content.
+    """
+    try:
+        return _loads(data, bundle)
+    except ModelFileError:
+        raise
+    except (KeyError, ValueError, TypeError, OSError, EOFError, zipfile.BadZipFile,
+            zipfile.LargeZipFile, MemoryError, RecursionError) as exc:
+        raise ModelFileError(f"damaged ({type(exc).__name__}: {exc})") from None
+
+
+def _loads(data: bytes, bundle: bool) -> object:
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise ModelFileError("not a model file (not a zip archive)") from None
+    with zf:
+        infos = zf.infolist()
+        if any(info.compress_type != zipfile.ZIP_STORED for info in infos):
+            # the writer never compresses: a compressed member could expand without bound
+            raise ModelFileError("compressed members (not written by semisup)")
+        if _SCHEMA not in zf.namelist():
+            raise ModelFileError(f"no {_SCHEMA} (model files from semisup before this "
+                                 "format were skops files: fit the model again)")
+        try:
+            schema = json.loads(zf.read(_SCHEMA))
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            raise ModelFileError(f"{_SCHEMA} is not JSON ({type(exc).__name__})") from None
+        if not isinstance(schema, dict) or schema.get("format") != MAGIC:
+            raise ModelFileError(f"{_SCHEMA} is not a semisup model description")
+        if schema.get("version") != VERSION:
+            raise ModelFileError(f"format version {schema.get('version')!r}; this semisup "
+                                 f"reads version {VERSION}")
+        if bundle:
+            _check_estimator_entry(schema.get("root"))
+        return _Reader(zf).node(schema.get("root"))

@@ -1,0 +1,716 @@
+"""A safe automatic classifier: the supervised model unless the unlabeled rows are shown to help.
+
+With a handful of labels, semi-supervised methods hurt as often as they help (Oliver et al.,
+2018; Li & Zhou, 2015), and nobody can tune five parameters on four labels.
+:class:`AutoClassifier` takes ``(X, y)`` with ``-1`` rows and
+
+1. picks candidates that suit the data (dense or sparse, rows, features, classes): the
+   supervised counterparts (scikit-learn's ``LogisticRegression`` and ``SVC`` with their
+   defaults, fitted on the labeled rows) and the library's semi-supervised methods, each
+   with its default and at most a few settings of its main parameter;
+2. estimates every candidate's accuracy by the SSL book's *transductive* cross-validation
+   over the labeled rows (:func:`semisup.model_selection.transductive_cross_validate`'s
+   protocol: a held-out labeled row stays in the fit as an unlabeled row, so ``X`` is the
+   same in every fold and kernels and graphs are computed once, see :func:`cv_plan`);
+3. keeps the best supervised candidate unless the best semi-supervised one beats it by more
+   than ``safety`` standard errors of the paired per-row difference of their held-out
+   scores (:func:`safe_choice`).
+
+The rule in 3 is a one-sided paired test: the same held-out rows score both models, so
+most of the noise of a tiny labeled set cancels in the difference. The score of a held-out
+row is its margin in units of the model's typical margin, clipped to ``[-1, 1]``
+(:func:`ramp_scores`): with ten labels both models are often right on every held-out row,
+and right-or-wrong alone cannot tell them apart.
+
+Why ``safety=0.5`` (``benchmarks/results/auto_safety.md``): over 16 tasks (four digit
+pairs of scikit-learn's digits with 10 labels; the SSL book's digit1, usps, coil2, g241c,
+bci and text at 10 and 100 labels), 0.5 standard errors gave +4.9 points over the better
+supervised model on average, one task more than 1 point below it (coil2 at 10 labels, where
+even the choice between the two supervised models is noise), and 8 of 16 tasks within a
+point of the best candidate; 1.0 gave +4.1 points with the same worst case, 0 gave +5.7
+points but two tasks below the supervised model.
+A larger ``safety`` trades gains for caution.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted
+
+from semisup._logging import get_logger, progress, verbosity
+from semisup._validation import (
+    CollapseWarning,
+    check_choice,
+    check_int,
+    check_positive,
+    check_semi_supervised,
+    check_X,
+    warn_if_collapsed,
+)
+from semisup.base import SemiSupervisedClassifierMixin
+
+logger = get_logger(__name__)
+
+@dataclass
+class Candidate:
+    """One method the automatic classifier may choose.
+
+    Attributes
+    ----------
+    name : str
+        Shown in ``cv_results_``.
+    estimator : estimator
+        An unfitted classifier.
+    semi_supervised : bool
+        ``True``: fitted on all rows with ``-1`` for unlabeled ones; ``False``: fitted on
+        the labeled rows only (a supervised counterpart).
+    grid : list of dict
+        Parameter settings tried (``[{}]``: the estimator as given).
+    """
+
+    name: str
+    estimator: object
+    semi_supervised: bool
+    grid: list = field(default_factory=lambda: [{}])
+
+
+@dataclass
+class CVPlan:
+    """Repeated stratified folds over the labeled rows.
+
+    ``repeats[r]`` is a list of ``(train, test)`` pairs of positions into the labeled
+    rows; the test parts of one repetition partition them, so every labeled row is held
+    out once per repetition.
+    """
+
+    repeats: list
+
+    @property
+    def n_fits(self) -> int:
+        return sum(len(r) for r in self.repeats)
+
+
+def cv_plan(y_labeled: np.ndarray, cv="auto", random_state=None) -> CVPlan | None:
+    """Folds for the labeled rows, or ``None`` when a class has a single labeled row.
+
+    ``cv='auto'``: the automatic modes' folds (:func:`semisup.model_selection.auto_folds`:
+    ``k = min(5, smallest class)`` stratified folds, repeated ``ceil(5 / k)`` times when
+    ``k < 5``, so tiny labeled sets still get at least five fits per candidate); an int
+    gives that many folds once. With one labeled row in some class no fold can hold it out
+    and still train on that class: no estimate exists.
+    """
+    from sklearn.model_selection import StratifiedKFold
+
+    from semisup.model_selection import AUTO_MAX_FOLDS, auto_folds
+
+    y_labeled = np.asarray(y_labeled)
+    _, counts = np.unique(y_labeled, return_counts=True)
+    smallest = int(counts.min())
+    if smallest < 2:
+        return None
+    if isinstance(cv, str):
+        k = min(AUTO_MAX_FOLDS, smallest)
+        folds = auto_folds(y_labeled, random_state)   # every row labeled: rows = positions
+        return CVPlan([folds[i:i + k] for i in range(0, len(folds), k)])
+    folds = StratifiedKFold(min(int(cv), smallest), shuffle=True,
+                            random_state=0 if random_state is None else random_state)
+    return CVPlan([[(np.asarray(tr), np.asarray(te))
+                    for tr, te in folds.split(np.zeros((y_labeled.size, 1)), y_labeled)]])
+
+
+def safe_choice(correct_supervised: np.ndarray, correct_semi: np.ndarray,
+                safety: float) -> tuple[bool, float, float]:
+    """Whether a semi-supervised model's held-out accuracy beats the supervised one's.
+
+    Parameters
+    ----------
+    correct_supervised, correct_semi : ndarray of shape (n_labeled,)
+        Per labeled row, the model's held-out score averaged over the cross-validation
+        repetitions: the fraction of them in which it was predicted correctly, or its
+        :func:`ramp_scores`.
+    safety : float
+        Standard errors the mean paired difference must exceed.
+
+    Returns
+    -------
+    chosen : bool
+        ``mean(d) > safety * se(d)`` and ``mean(d) > 0`` for ``d = semi - supervised``
+        (strictly: a tie keeps the supervised model).
+    gain, se : float
+        ``mean(d)`` and its standard error ``std(d, ddof=1) / sqrt(n)``.
+    """
+    d = np.asarray(correct_semi, dtype=np.float64) - np.asarray(correct_supervised, np.float64)
+    gain = float(d.mean())
+    se = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size > 1 else math.inf
+    # a tie (to round-off) is not a win
+    return bool(gain > 1e-12 and gain - safety * se > 1e-12), gain, se
+
+
+def ramp_scores(dec_test: np.ndarray | None, y_test: np.ndarray, dec_pool: np.ndarray | None,
+                hit: np.ndarray) -> np.ndarray:
+    """Held-out margins in units of the model's typical margin, clipped to ``[-1, 1]``.
+
+    ``1 - ramp loss`` of the margin ``m`` (``y f`` for two classes, the true class's score
+    minus the best other one for more) divided by the median ``|m|``-scale of the same
+    fit over the rows it predicted without their labels (``dec_pool``). Each model is
+    measured against its own output scale, so a least-squares score and a logistic
+    log-odds compare; a held-out row predicted correctly but closer to the boundary than
+    the model's typical row scores below 1. Without decision values: ``+-1`` (right or
+    wrong).
+
+    Parameters
+    ----------
+    dec_test : ndarray of shape (t,) or (t, k), or None
+        Decision values of the held-out labeled rows.
+    y_test : ndarray of int of shape (t,)
+        Their class indices.
+    dec_pool : ndarray, or None
+        Decision values of every row the fold's fit predicted (held-out and unlabeled).
+    hit : ndarray of bool of shape (t,)
+        Whether each held-out row was predicted correctly.
+
+    Returns
+    -------
+    ndarray of shape (t,)
+    """
+    if dec_test is None:
+        return np.where(hit, 1.0, -1.0)
+    if dec_test.ndim == 1:
+        m = np.where(y_test == 1, dec_test, -dec_test)
+        typical = float(np.median(np.abs(dec_pool)))
+    else:
+        rows = np.arange(y_test.size)
+        other = dec_test.copy()
+        other[rows, y_test] = -np.inf
+        m = dec_test[rows, y_test] - other.max(axis=1)
+        top2 = np.sort(dec_pool, axis=1)[:, -2:]
+        typical = float(np.median(top2[:, 1] - top2[:, 0]))
+    if not np.isfinite(typical) or typical <= np.finfo(float).tiny:
+        return np.where(hit, 1.0, -1.0)
+    return np.clip(m / typical, -1.0, 1.0)
+
+
+def _labels(scores: np.ndarray) -> np.ndarray:
+    """Class indices from decision values (sign for two classes, arg max otherwise)."""
+    return (scores > 0).astype(np.int64) if scores.ndim == 1 else scores.argmax(axis=1)
+
+
+# ------------------------------------------------------------------------------ candidates
+
+
+def _manifold_view(estimator, X):
+    """``(estimator, X)`` for the folds of a kernel/graph method: precomputed ``K`` and ``W``.
+
+    Every fold of the transductive CV fits on the same ``X``; only the hidden labels change.
+    The Gram matrix and the graph are what the estimator would build itself (same width,
+    same neighbours), so a fold costs the solve alone.
+    """
+    from semisup.manifold._base import ManifoldClassifier
+    from semisup.manifold._rkhs import gram_matrix
+
+    if not isinstance(estimator, ManifoldClassifier) or estimator.kernel == "precomputed" \
+            or not isinstance(estimator.graph, str):
+        return estimator, X
+    probe = clone(estimator)
+    probe._check_kernel_graph_params()
+    gamma = probe._kernel_gamma(X)
+    K = gram_matrix(X, kernel=probe.kernel, gamma=gamma, degree=probe.degree,
+                    coef0=probe.coef0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        W, _, _ = probe._graph_laplacian(X)
+    return clone(estimator).set_params(kernel="precomputed", graph=W), K
+
+
+def auto_candidates(X, n_classes: int, n_labeled: int) -> list[Candidate]:
+    """The candidates of ``candidates='auto'`` for this data (see :class:`AutoClassifier`)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import SVC
+
+    from semisup.linear.tsvm import TransductiveSVM
+    from semisup.manifold.laprls import LapRLS
+
+    n, d = X.shape
+    sparse = sp.issparse(X)
+    out = [Candidate("LogisticRegression", LogisticRegression(max_iter=1000), False),
+           Candidate("SVC", SVC(), False)]
+    # ties in the CV estimate go to the earlier candidate
+    if n <= 4000 and not sparse:
+        out.append(Candidate("LapRLS", LapRLS(), True, [{}, {"gamma_I": 1e2}]))
+    out.append(Candidate("TransductiveSVM", TransductiveSVM(), True))
+    if n <= 4000 and sparse:
+        out.append(Candidate("LapRLS", LapRLS(), True, [{}, {"gamma_I": 1e2}]))
+    del d, n_classes, n_labeled
+    return out
+
+
+def _as_candidates(candidates) -> list[Candidate]:
+    out = []
+    for i, c in enumerate(candidates):
+        if isinstance(c, Candidate):
+            out.append(c)
+            continue
+        grid = [{}]
+        if isinstance(c, tuple):
+            if len(c) not in (2, 3):
+                raise ValueError("each entry of candidates must be an estimator, a "
+                                 "(name, estimator) or (name, estimator, grid) tuple or a "
+                                 f"Candidate; entry {i} is a tuple of {len(c)}")
+            name, est = c[0], c[1]
+            if len(c) == 3:
+                grid = list(c[2]) if not isinstance(c[2], dict) else [c[2]]
+        else:
+            name, est = type(c).__name__, c
+        if not hasattr(est, "fit") or not hasattr(est, "get_params"):
+            raise TypeError(f"candidates entry {i} ({name}) is not a scikit-learn estimator")
+        semi = type(est).__module__.startswith("semisup.") and \
+            bool(getattr(est, "_semi_supervised", True))
+        out.append(Candidate(name, est, semi, grid))
+    if not any(not c.semi_supervised for c in out):
+        raise ValueError("candidates must include at least one supervised estimator (e.g. "
+                         "sklearn.linear_model.LogisticRegression()): it is what the "
+                         "automatic classifier falls back to")
+    return out
+
+
+# ------------------------------------------------------------------------------ estimator
+
+
+class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
+    """Safe automatic semi-supervised classifier: chooses a method by labeled-only CV.
+
+    Fits the supervised counterparts and the library's semi-supervised methods that suit
+    the data, estimates each one's accuracy by transductive cross-validation over the
+    labeled rows, and returns the supervised model unless a semi-supervised one wins by
+    more than ``safety`` standard errors of the paired difference (module docstring).
+
+    Parameters
+    ----------
+    candidates : 'auto' or list, default='auto'
+        ``'auto'``: :func:`auto_candidates` (logistic regression and an RBF SVM on the
+        labeled rows; the transductive SVM; LapRLS and LapSVM up to 4,000 rows). Or a
+        list of estimators, ``(name, estimator)`` / ``(name, estimator, grid)`` tuples or
+        :class:`Candidate` objects; semisup estimators are fitted semi-supervised, others
+        on the labeled rows, and at least one must be supervised.
+    scoring : {'margin', 'accuracy'}, default='margin'
+        The per-row held-out score candidates are ranked and compared by. ``'margin'``:
+        :func:`ramp_scores`, the held-out margin in units of the model's typical margin,
+        clipped to ``[-1, 1]`` (``1 -`` the ramp loss): it separates models that are both
+        right on every held-out row, which with ten labels is the common case.
+        ``'accuracy'``: right (1) or wrong (0).
+    safety : float, default=0.5
+        Standard errors of the paired held-out difference by which a semi-supervised
+        candidate must beat the best supervised one to be chosen. 0 picks the best CV
+        estimate; larger values are more conservative.
+    cv : 'auto' or int, default='auto'
+        Folds over the labeled rows (:func:`cv_plan`).
+    time_budget : float, default=30.0
+        Seconds for the selection. Candidates are tried cheapest first; one whose
+        predicted cost would overrun the budget is skipped (``status`` in ``cv_results_``).
+        The supervised candidates always run.
+    random_state : int or None, default=None
+        Seeds the folds and the candidates that take ``random_state``.
+    verbose : int, default=0
+        1: log the candidates and the decision, with a progress bar; 2: more.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The labeled classes, sorted.
+    best_estimator_ : estimator
+        The chosen candidate refitted on all of ``(X, y)``.
+    best_candidate_ : str
+        Its name and setting, e.g. ``"LapRLS(gamma_I=100.0)"``.
+    supervised_candidate_ : str
+        The best supervised candidate, the fallback.
+    selection_ : str
+        Why ``best_candidate_`` was chosen (the gain, its standard error, the rule).
+    cv_results_ : dict of lists
+        One entry per (candidate, setting): ``candidate``, ``params``,
+        ``semi_supervised``, ``mean_test_score`` (held-out accuracy),
+        ``mean_margin_score`` (:func:`ramp_scores`), ``std_test_score``
+        (over the repetitions' folds), ``gain_vs_supervised`` and ``gain_se`` (paired, per
+        row), ``mean_fit_time``, ``collapsed_folds`` and ``status`` (``'ok'``,
+        ``'failed: ...'`` or ``'skipped: time budget'``).
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training rows (the given ones for labeled rows).
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from semisup import AutoClassifier
+    >>> X, y_true = make_moons(200, noise=0.05, random_state=0)
+    >>> y = np.full(200, -1)
+    >>> y[:12] = y_true[:12]
+    >>> clf = AutoClassifier(random_state=0).fit(X, y)
+    >>> clf.best_candidate_ in clf.cv_results_["candidate_setting"]
+    True
+    """
+
+    def __init__(self, candidates="auto", scoring: str = "margin", safety: float = 0.5,
+                 cv="auto", time_budget: float = 30.0, random_state=None, verbose: int = 0):
+        self.candidates = candidates
+        self.scoring = scoring
+        self.safety = safety
+        self.cv = cv
+        self.time_budget = time_budget
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ---------------------------------------------------------------------- fit
+
+    def _validate_params(self) -> None:
+        check_choice(self.scoring, "scoring", ("margin", "accuracy"))
+        check_positive(self.safety, "safety", allow_zero=True)
+        check_positive(self.time_budget, "time_budget")
+        if not (isinstance(self.cv, str) and self.cv == "auto"):
+            check_int(self.cv, "cv", low=2)
+        if not (isinstance(self.candidates, str) and self.candidates == "auto") and \
+                (isinstance(self.candidates, str) or not hasattr(self.candidates, "__iter__")):
+            raise ValueError(f"candidates must be 'auto' or a list of estimators, got "
+                             f"{self.candidates!r}")
+        check_int(self.verbose, "verbose", low=0)
+
+    def fit(self, X, y):
+        """Choose a method by transductive CV over the labeled rows, then refit it.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        self
+        """
+        with verbosity(self.verbose):
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
+        self._validate_params()
+        data = check_semi_supervised(X, y, estimator=self)
+        X = data.X
+        n = X.shape[0]
+        self.classes_ = data.classes
+        # fit on class indices: string labels and the -1 marker never meet
+        y_enc = np.full(n, -1, dtype=np.int64)
+        y_enc[data.labeled] = data.y_index
+        candidates = auto_candidates(X, data.classes.size, data.labeled.size) \
+            if isinstance(self.candidates, str) else _as_candidates(self.candidates)
+        plan = cv_plan(data.y_index, self.cv, self.random_state)
+        rows = self._evaluate(candidates, X, y_enc, data.labeled, plan)
+        sup = [r for r in rows if not r["semi_supervised"] and r["status"] == "ok"]
+        if not sup:
+            raise ValueError("every supervised candidate failed to fit: "
+                             + "; ".join(r["status"] for r in rows if not r["semi_supervised"]))
+        if plan is None:
+            best_sup = sup[0]
+            chosen = best_sup
+            self.selection_ = ("a labeled class has a single row, so no fold can hold it out "
+                               "and nothing can be cross-validated: kept the first supervised "
+                               f"candidate ({best_sup['candidate_setting']}); label a second "
+                               "row of every class to let the unlabeled rows be used")
+            warnings.warn(f"AutoClassifier: {self.selection_}", UserWarning, stacklevel=3)
+        else:
+            key = "_margin" if self.scoring == "margin" else "_correct"
+            best_sup = max(sup, key=lambda r: float(r[key].mean()))
+            chosen = best_sup
+            for r in rows:
+                if r["status"] == "ok":
+                    _, r["gain_vs_supervised"], r["gain_se"] = safe_choice(
+                        best_sup[key], r[key], self.safety)
+            semi = [r for r in rows if r["semi_supervised"] and r["status"] == "ok"]
+            if semi:
+                best_semi = max(semi, key=lambda r: float(r[key].mean()))
+                ok, gain, se = safe_choice(best_sup[key], best_semi[key], self.safety)
+                verdict = "chosen" if ok else "not chosen, kept the supervised model"
+                self.selection_ = (
+                    f"best semi-supervised {best_semi['candidate_setting']} (held-out "
+                    f"accuracy {100 * best_semi['mean_test_score']:.1f} %) vs supervised "
+                    f"{best_sup['candidate_setting']} ({100 * best_sup['mean_test_score']:.1f}"
+                    f" %): {self.scoring} score gain {gain:+.3f} +- {se:.3f} (paired over "
+                    f"{data.labeled.size} labeled rows); rule: gain > {self.safety:g} "
+                    f"standard errors -> {verdict}")
+                if ok:
+                    chosen = best_semi
+            else:
+                self.selection_ = ("no semi-supervised candidate finished: kept the "
+                                   f"supervised {best_sup['candidate_setting']}")
+        logger.info("AutoClassifier: %s", self.selection_)
+        self.supervised_candidate_ = best_sup["candidate_setting"]
+        self.best_candidate_ = chosen["candidate_setting"]
+        self.best_estimator_ = self._refit(chosen, X, y_enc, data.labeled)
+        self._chosen_semi = chosen["semi_supervised"]
+        self._fit_sigmoid(chosen, y_enc[data.labeled])
+        self.cv_results_ = {k: [r.get(k) for r in rows] for k in (
+            "candidate", "candidate_setting", "params", "semi_supervised", "mean_test_score",
+            "mean_margin_score", "std_test_score", "gain_vs_supervised", "gain_se", "mean_fit_time",
+            "collapsed_folds", "status")}
+        transduction = np.empty(n, dtype=np.int64)
+        transduction[data.labeled] = data.y_index
+        if data.unlabeled.size:
+            transduction[data.unlabeled] = self._predict_index(X[data.unlabeled]) \
+                if not self._chosen_semi else \
+                np.asarray(self.best_estimator_.transduction_)[data.unlabeled]
+        self.transduction_ = self.classes_[transduction]
+        self.n_features_in_ = X.shape[1]
+        warn_if_collapsed(self, self.transduction_[data.unlabeled], data.classes.size, hint=(
+            f"the chosen model ({self.best_candidate_}) puts them all in one class: look at "
+            "cv_results_, label more rows of the other classes, or pass candidates="))
+        return self
+
+    def _evaluate(self, candidates, X, y_enc, labeled, plan) -> list[dict]:
+        """Cross-validate every (candidate, setting); one row of ``cv_results_`` each."""
+        start = time.perf_counter()
+        rows = []
+        # supervised first (they always run), then the cheap semi-supervised ones
+        order = sorted(range(len(candidates)), key=lambda i: candidates[i].semi_supervised)
+        total = sum(len(c.grid) for c in candidates) * (plan.n_fits if plan else 0)
+        with progress(total or None, "AutoClassifier CV", self.verbose, "fit") as bar:
+            for i in order:
+                cand = candidates[i]
+                views = None
+                for params in cand.grid:
+                    row = {"candidate": cand.name, "params": dict(params),
+                           "semi_supervised": cand.semi_supervised,
+                           "candidate_setting": cand.name + (
+                               "(" + ", ".join(f"{k}={v!r}" for k, v in params.items()) + ")"
+                               if params else ""),
+                           "mean_test_score": np.nan, "mean_margin_score": np.nan,
+                           "std_test_score": np.nan,
+                           "gain_vs_supervised": np.nan, "gain_se": np.nan,
+                           "mean_fit_time": np.nan, "collapsed_folds": 0, "status": "ok",
+                           "_estimator": cand.estimator}
+                    rows.append(row)
+                    if plan is None:
+                        continue
+                    elapsed = time.perf_counter() - start
+                    if cand.semi_supervised and elapsed > self.time_budget:
+                        row["status"] = "skipped: time budget"
+                        bar.update(plan.n_fits)
+                        continue
+                    try:
+                        if views is None and cand.semi_supervised:
+                            views = _manifold_view(cand.estimator, X)
+                        self._cross_validate(row, cand, params, views, X, y_enc, labeled,
+                                             plan, start, bar)
+                    except Exception as exc:  # noqa: BLE001 - a failed candidate is reported
+                        row["status"] = f"failed: {type(exc).__name__}: {exc}"[:300]
+                        logger.info("AutoClassifier: %s %s", row["candidate_setting"],
+                                    row["status"])
+        return rows
+
+    def _cross_validate(self, row, cand, params, views, X, y_enc, labeled, plan, start,
+                        bar) -> None:
+        n_lab = labeled.size
+        correct, margin = np.zeros(n_lab), np.zeros(n_lab)
+        decisions = None
+        fold_scores, times = [], []
+        pool = np.flatnonzero(y_enc == -1)      # rows every fold predicts without labels
+        for r, folds in enumerate(plan.repeats):
+            shared = None
+            if cand.semi_supervised and hasattr(views[0], "_held_out_scores"):
+                # every fold of this repetition from one factorisation (e.g. LapRLS)
+                t0 = time.perf_counter()
+                est = self._configured(views[0], params)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    shared = est._held_out_scores(views[1], y_enc, folds)
+                times.extend([(time.perf_counter() - t0) / len(folds)] * len(folds))
+            for f, (train, test) in enumerate(folds):
+                rows_out = np.concatenate([labeled[test], pool])
+                if shared is None:
+                    t0 = time.perf_counter()
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        pred, dec = self._fit_fold(cand, params, views, X, y_enc, labeled,
+                                                   train, rows_out)
+                    times.append(time.perf_counter() - t0)
+                    row["collapsed_folds"] += any(issubclass(w.category, CollapseWarning)
+                                                  for w in caught)
+                else:
+                    dec = shared[f][rows_out]
+                    pred = _labels(dec)
+                y_test = y_enc[labeled[test]]
+                hit = pred[:test.size] == y_test
+                correct[test] += hit
+                margin[test] += ramp_scores(None if dec is None else dec[:test.size], y_test,
+                                            None if dec is None else dec, hit)
+                fold_scores.append(float(hit.mean()))
+                if r == 0 and dec is not None:
+                    if decisions is None:
+                        decisions = np.zeros((n_lab,) + dec.shape[1:])
+                    decisions[test] = dec[:test.size]
+                bar.update()
+                if cand.semi_supervised and len(times) < plan.n_fits and \
+                        time.perf_counter() - start > self.time_budget:
+                    # an estimate from some of the folds would not be comparable
+                    row["status"] = "skipped: time budget"
+                    bar.update(plan.n_fits - len(fold_scores))
+                    return
+        row["_correct"] = correct / len(plan.repeats)
+        row["_margin"] = margin / len(plan.repeats)
+        row["_decisions"] = decisions
+        row["mean_test_score"] = float(row["_correct"].mean())
+        row["mean_margin_score"] = float(row["_margin"].mean())
+        row["std_test_score"] = float(np.std(fold_scores))
+        row["mean_fit_time"] = float(np.mean(times))
+        logger.info("AutoClassifier: %-40s accuracy %.3f, margin score %.3f (%.2f s a fit)",
+                    row["candidate_setting"], row["mean_test_score"],
+                    row["mean_margin_score"], row["mean_fit_time"])
+
+    def _configured(self, estimator, params):
+        est = clone(estimator).set_params(**params)
+        if "random_state" in est.get_params() and self.random_state is not None:
+            est.set_params(random_state=self.random_state)
+        return est
+
+    def _fit_fold(self, cand, params, views, X, y_enc, labeled, train, rows_out):
+        """Class indices and decision values (``None`` without a decision function) of
+        ``rows_out`` (the held-out labeled rows first) from one fold's fit."""
+        if not cand.semi_supervised:
+            est = self._configured(cand.estimator, params)
+            est.fit(X[labeled[train]], y_enc[labeled[train]])
+            return np.asarray(est.predict(X[rows_out])), _decisions(est, X[rows_out])
+        view_est, X_view = views
+        est = self._configured(view_est, params)
+        y_fold = y_enc.copy()
+        y_fold[np.setdiff1d(labeled, labeled[train])] = -1
+        est.fit(X_view, y_fold)
+        pred = np.asarray(est.transduction_)[rows_out]
+        scores = getattr(est, "training_scores_", None)
+        if scores is not None:
+            return pred, np.asarray(scores)[rows_out]
+        return pred, _decisions(est, X[rows_out])
+
+    def _refit(self, row, X, y_enc, labeled):
+        est = self._configured(row["_estimator"], row["params"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            warnings.simplefilter("ignore", CollapseWarning)   # judged once, by fit
+            if row["semi_supervised"]:
+                est.fit(X, y_enc)
+            else:
+                est.fit(X[labeled], y_enc[labeled])
+        return est
+
+    def _fit_sigmoid(self, row, y_labeled) -> None:
+        """Platt slope on the chosen candidate's held-out decision values (no extra fits)."""
+        from semisup.calibration import platt_sigmoid
+
+        self._sigmoid = None
+        dec = row.get("_decisions")
+        if _has_native_proba(self.best_estimator_):
+            return
+        if dec is None:
+            return
+        if dec.ndim == 1:
+            A, _ = platt_sigmoid(dec, y_labeled == 1, fit_intercept=False)
+        else:
+            positive = y_labeled[:, None] == np.arange(dec.shape[1])[None, :]
+            A, _ = platt_sigmoid(dec.ravel(), positive.ravel(), fit_intercept=False)
+        self._sigmoid = A
+
+    # ---------------------------------------------------------------------- predict
+
+    def _predict_index(self, X) -> np.ndarray:
+        return np.asarray(self.best_estimator_.predict(X)).astype(np.int64)
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels of new rows from the chosen model.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "best_estimator_")
+        X = check_X(X, estimator=self, reset=False)
+        return self.classes_[self._predict_index(X)]
+
+    def decision_function(self, X) -> np.ndarray:
+        """The chosen model's decision values (columns in the order of ``classes_``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
+        """
+        check_is_fitted(self, "best_estimator_")
+        X = check_X(X, estimator=self, reset=False)
+        dec = _decisions(self.best_estimator_, X)
+        if dec is None:
+            raise AttributeError(f"the chosen model ({self.best_candidate_}) has no "
+                                 "decision_function; use predict_proba")
+        return dec
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities of new rows.
+
+        The chosen model's own probabilities when it has them (logistic regression);
+        otherwise a Platt sigmoid (offset 0, so the arg max is ``predict``) fitted to the
+        held-out decision values the cross-validation already produced.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        from scipy.special import expit
+
+        check_is_fitted(self, "best_estimator_")
+        X = check_X(X, estimator=self, reset=False)
+        est = self.best_estimator_
+        if _has_native_proba(est):
+            return np.asarray(est.predict_proba(X))
+        dec = _decisions(est, X)
+        if dec is None or self._sigmoid is None:
+            # no decision values held out (no CV): the chosen labels with certainty
+            P = np.zeros((X.shape[0], self.classes_.size))
+            P[np.arange(X.shape[0]), self._predict_index(X)] = 1.0
+            return P
+        if dec.ndim == 1:
+            p = expit(-self._sigmoid * dec)
+            return np.column_stack([1.0 - p, p])
+        P = expit(-self._sigmoid * dec)
+        return P / np.maximum(P.sum(axis=1, keepdims=True), np.finfo(float).tiny)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+def _has_native_proba(est) -> bool:
+    """Probabilities the estimator computes itself: scikit-learn's and semisup's
+    ``predict_proba`` are hidden (``available_if``) when ``probability=False``."""
+    return hasattr(est, "predict_proba")
+
+
+def _decisions(est, X):
+    if not hasattr(est, "decision_function"):
+        return None
+    try:
+        return np.asarray(est.decision_function(X))
+    except AttributeError:
+        return None

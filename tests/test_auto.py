@@ -1,0 +1,213 @@
+"""The safe automatic classifier: its CV plan, its rule, and the CV it reports."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import make_moons
+from sklearn.linear_model import LogisticRegression
+
+from semisup import AutoClassifier, LapRLS
+from semisup.meta.auto import Candidate, cv_plan, safe_choice
+
+
+def _moons(n=200, per_class=6, seed=0):
+    X, y_true = make_moons(n, noise=0.08, random_state=seed)
+    rng = np.random.default_rng(seed)
+    y = np.full(n, -1)
+    for c in (0, 1):
+        pick = rng.choice(np.flatnonzero(y_true == c), per_class, replace=False)
+        y[pick] = c
+    return X, y, y_true
+
+
+# ------------------------------------------------------------------------------ the plan
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(2, 9), min_size=2, max_size=4), st.integers(0, 1000))
+def test_cv_plan_partitions_the_labeled_rows_in_each_repetition(counts, seed):
+    y = np.repeat(np.arange(len(counts)), counts)
+    plan = cv_plan(y, "auto", seed)
+    k = min(5, min(counts))
+    assert all(len(folds) == k for folds in plan.repeats)
+    assert plan.n_fits >= min(6, 5)
+    for folds in plan.repeats:
+        held = np.concatenate([te for _, te in folds])
+        np.testing.assert_array_equal(np.sort(held), np.arange(y.size))
+        for train, test in folds:
+            assert np.intersect1d(train, test).size == 0
+            # every class keeps a labeled row in every training part
+            assert np.unique(y[train]).size == len(counts)
+
+
+def test_cv_plan_is_none_with_a_single_labeled_row_in_a_class():
+    assert cv_plan(np.array([0, 0, 0, 1]), "auto", 0) is None
+    assert cv_plan(np.array([0, 0, 1, 1]), 3, 0).n_fits == 2    # capped at the class size
+
+
+def test_safe_choice_is_the_paired_one_standard_error_rule():
+    sup = np.array([1, 1, 1, 1, 1, 1, 1, 0, 0, 0], dtype=float)
+    two_better = sup.copy()
+    two_better[[7, 8]] = 1
+    chosen, gain, se = safe_choice(sup, two_better, 1.0)
+    d = two_better - sup
+    assert gain == pytest.approx(0.2)
+    assert se == pytest.approx(d.std(ddof=1) / np.sqrt(10))
+    assert chosen
+    one_better = sup.copy()
+    one_better[7] = 1
+    assert not safe_choice(sup, one_better, 1.0)[0]      # gain 0.1 == 1 se: not enough
+    assert safe_choice(sup, one_better, 0.5)[0]
+    assert not safe_choice(sup, sup, 0.0)[0]              # a tie never switches
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=2, max_size=40),
+       st.floats(0, 3))
+def test_safe_choice_never_picks_a_model_that_is_not_better(pairs, safety):
+    sup, semi = (np.array(v, dtype=float) for v in zip(*pairs, strict=True))
+    chosen, gain, se = safe_choice(sup, semi, safety)
+    if chosen:
+        assert semi.mean() > sup.mean() and gain >= safety * se
+
+
+# ------------------------------------------------------------------------------ the CV
+
+
+def test_cv_results_reproduce_a_hand_written_transductive_cv():
+    X, y, _ = _moons(120, per_class=6)
+    cands = [Candidate("LR", LogisticRegression(), False),
+             Candidate("LapRLS", LapRLS(), True, [{}, {"gamma_I": 10.0}])]
+    auto = AutoClassifier(candidates=cands, cv=3, random_state=3).fit(X, y)
+    labeled = np.flatnonzero(y != -1)
+    plan = cv_plan(y[labeled], 3, 3)
+    expected = []
+    for est, semi in [(LogisticRegression(), False), (LapRLS(), True),
+                      (LapRLS(gamma_I=10.0), True)]:
+        hits = 0
+        for train, test in plan.repeats[0]:
+            if semi:
+                y_fold = y.copy()
+                y_fold[labeled[test]] = -1
+                pred = est.fit(X, y_fold).transduction_[labeled[test]]
+            else:
+                pred = est.fit(X[labeled[train]], y[labeled[train]]).predict(X[labeled[test]])
+            hits += int(np.sum(pred == y[labeled[test]]))
+        expected.append(hits / labeled.size)
+    np.testing.assert_allclose(auto.cv_results_["mean_test_score"], expected)
+
+
+def test_laprls_held_out_scores_equal_refits():
+    X, y, _ = _moons(100, per_class=5)
+    labeled = np.flatnonzero(y != -1)
+    folds = cv_plan(y[labeled], 5, 0).repeats[0]
+    for fit_intercept in (False, True):
+        est = LapRLS(fit_intercept=fit_intercept)
+        for (_, test), scores in zip(folds, est._held_out_scores(X, y, folds), strict=True):
+            y_fold = y.copy()
+            y_fold[labeled[test]] = -1
+            ref = LapRLS(fit_intercept=fit_intercept).fit(X, y_fold)
+            np.testing.assert_allclose(scores, ref.training_scores_, atol=1e-9)
+
+
+# ------------------------------------------------------------------------------ choices
+
+
+def test_two_moons_choose_a_semi_supervised_model():
+    X, y, y_true = _moons(300, per_class=6)
+    auto = AutoClassifier(random_state=0).fit(X, y)
+    r = auto.cv_results_
+    assert dict(zip(r["candidate_setting"], r["semi_supervised"], strict=True))[
+        auto.best_candidate_]
+    unl = y == -1
+    assert np.mean(auto.transduction_[unl] == y_true[unl]) > 0.97
+    assert "chosen" in auto.selection_
+
+
+def test_keeps_the_supervised_model_when_the_clusters_cross_the_classes():
+    # two far-apart clusters, each split in half by the class boundary x0 = 0: the graph
+    # joins rows of both classes, so a manifold method can only lose
+    rng = np.random.default_rng(1)
+    centres = np.array([[0.0, -6.0], [0.0, 6.0]])
+    X = np.vstack([c + rng.normal(size=(150, 2)) * [2.0, 0.6] for c in centres])
+    y_true = (X[:, 0] > 0).astype(int)
+    y = np.full(300, -1)
+    for c in (0, 1):
+        y[rng.choice(np.flatnonzero(y_true == c), 8, replace=False)] = c
+    auto = AutoClassifier(random_state=0).fit(X, y)
+    sup = LogisticRegression().fit(X[y != -1], y[y != -1])
+    unl = y == -1
+    acc_auto = np.mean(auto.transduction_[unl] == y_true[unl])
+    acc_sup = np.mean(sup.predict(X[unl]) == y_true[unl])
+    assert acc_auto >= acc_sup - 0.01
+
+
+def test_single_labeled_row_in_a_class_warns_and_keeps_the_supervised_model():
+    X, y, _ = _moons(100, per_class=4)
+    y[np.flatnonzero(y == 1)[1:]] = -1
+    with pytest.warns(UserWarning, match="single row"):
+        auto = AutoClassifier(random_state=0).fit(X, y)
+    assert auto.best_candidate_ == auto.supervised_candidate_
+
+
+def test_time_budget_skips_the_semi_supervised_candidates():
+    X, y, _ = _moons(150)
+    auto = AutoClassifier(time_budget=1e-9, random_state=0).fit(X, y)
+    r = auto.cv_results_
+    status = dict(zip(r["candidate_setting"], r["status"], strict=True))
+    assert all(s == "skipped: time budget" for name, s in status.items()
+               if dict(zip(r["candidate_setting"], r["semi_supervised"], strict=True))[name])
+    assert auto.best_candidate_ == auto.supervised_candidate_
+
+
+def test_string_labels_probabilities_and_pickle():
+    X, y, y_true = _moons(160, per_class=6)
+    names = np.array(["left", "right"], dtype=object)
+    y_s = np.where(y == -1, "-1", names[np.maximum(y, 0)]).astype(object)
+    auto = AutoClassifier(random_state=0).fit(X, y_s)
+    assert set(auto.classes_) == {"left", "right"}
+    lab = y != -1
+    np.testing.assert_array_equal(auto.transduction_[lab], y_s[lab])
+    P = auto.predict_proba(X)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(auto.classes_[P.argmax(axis=1)], auto.predict(X))
+    again = pickle.loads(pickle.dumps(auto))
+    np.testing.assert_array_equal(again.predict(X), auto.predict(X))
+
+
+def test_three_classes():
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(60, 3)) + 5 * np.eye(3)[k] for k in range(3)])
+    y_true = np.repeat([0, 1, 2], 60)
+    y = np.full(180, -1)
+    for k in range(3):
+        y[rng.choice(np.flatnonzero(y_true == k), 4, replace=False)] = k
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        auto = AutoClassifier(random_state=0).fit(X, y)
+    assert np.mean(auto.predict(X) == y_true) > 0.95
+    assert auto.predict_proba(X).shape == (180, 3)
+
+
+def test_deterministic_given_random_state():
+    X, y, _ = _moons(150)
+    a = AutoClassifier(random_state=5).fit(X, y)
+    b = AutoClassifier(random_state=5).fit(X, y)
+    assert a.cv_results_["mean_test_score"] == b.cv_results_["mean_test_score"]
+    np.testing.assert_array_equal(a.transduction_, b.transduction_)
+
+
+def test_candidates_are_validated():
+    X, y, _ = _moons(60)
+    with pytest.raises(ValueError, match="at least one supervised"):
+        AutoClassifier(candidates=[LapRLS()]).fit(X, y)
+    with pytest.raises(TypeError, match="not a scikit-learn estimator"):
+        AutoClassifier(candidates=[LogisticRegression(), object()]).fit(X, y)
+    with pytest.raises(ValueError, match="safety"):
+        AutoClassifier(safety=-1).fit(X, y)
