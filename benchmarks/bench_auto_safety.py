@@ -86,23 +86,21 @@ def measure(quick: bool) -> list[dict]:
                 true.append(float(np.mean(pred == yt[unl])))
         rows.append({"task": task, "labeling": r, "seconds": seconds,
                      "names": res["candidate_setting"], "semi": res["semi_supervised"],
-                     "margin": res["mean_margin_score"], "gain": res["gain_vs_supervised"],
-                     "se": res["gain_se"], "true": true, "chosen": auto.best_candidate_})
+                     "scores": [None if v is None else np.asarray(v).tolist()
+                                for v in res["row_margin_scores"]],
+                     "true": true, "chosen": auto.best_candidate_})
         print(f"{task} #{r}: chose {auto.best_candidate_} in {seconds:.1f} s", file=sys.stderr)
     return rows
 
 
 def replay(row: dict, safety: float) -> int:
-    """Index of the candidate the rule picks at ``safety`` (gains are vs the best supervised)."""
-    margin = np.asarray(row["margin"], dtype=float)
-    gain, se = np.asarray(row["gain"], dtype=float), np.asarray(row["se"], dtype=float)
-    sup = [i for i, s in enumerate(row["semi"]) if not s]
-    best_sup = max(sup, key=lambda i: margin[i])
-    semi = [i for i, s in enumerate(row["semi"]) if s and np.isfinite(margin[i])]
-    if not semi:
-        return best_sup
-    best = max(semi, key=lambda i: margin[i])
-    return best if gain[best] > 1e-12 and gain[best] - safety * se[best] > 1e-12 else best_sup
+    """Index of the candidate :func:`semisup.meta.auto.choose` picks at ``safety``."""
+    from semisup.meta.auto import choose
+
+    ran = [i for i, s in enumerate(row["scores"]) if s is not None]
+    _, chosen = choose([np.asarray(row["scores"][i]) for i in ran],
+                       [row["semi"][i] for i in ran], safety)
+    return ran[chosen]
 
 
 def render(rows: list[dict], command: str) -> str:

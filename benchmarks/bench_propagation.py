@@ -174,6 +174,8 @@ def main() -> None:
     ap.add_argument("--name", default="propagation")
     ap.add_argument("--from-logs", nargs="*", default=None,
                     help="rebuild the report from the printed lines of earlier runs")
+    ap.add_argument("--note", action="append", default=[],
+                    help="a sentence to add to the report (e.g. how the logs were made)")
     ap.add_argument("--worker", nargs=2, metavar=("METHOD", "DATA"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -208,12 +210,13 @@ def main() -> None:
         f"{N_LABELED_PER_CLASS} labeled rows per class; k = {K} neighbours for every method. "
         "semisup: default parameters (LabelSpreading alpha = 0.99; LabelPropagation with "
         "class mass normalisation; tol = 1e-4; exact kNN below 20,000 rows, NN-descent "
-        "above; the NN-descent time includes numba's compilation of pynndescent, about "
-        "40-110 s per fresh process on this machine).  scikit-learn: "
+        "above; every fit runs in a fresh process, so the kNN time includes numba's "
+        "compilation of pynndescent).  scikit-learn: "
         "`LabelSpreading(kernel='knn', n_neighbors=10)` with its defaults (alpha = 0.2, "
         f"30 sweeps; its kNN search is exact brute force); stopped after {args.limit:.0f} s.",
         table(headers, rows),
         "\n".join(f"- {n}" for n in notes) if notes else "No warnings.",
+        *args.note,
         load_line,
     ]
     report(args.name, "Label propagation at scale: semisup vs scikit-learn", sections)

@@ -13,7 +13,7 @@ from sklearn.datasets import make_moons
 from sklearn.linear_model import LogisticRegression
 
 from semisup import AutoClassifier, LapRLS
-from semisup.meta.auto import Candidate, cv_plan, safe_choice
+from semisup.meta.auto import Candidate, choose, cv_plan, preferred, safe_choice
 
 
 def _moons(n=200, per_class=6, seed=0):
@@ -75,6 +75,23 @@ def test_safe_choice_never_picks_a_model_that_is_not_better(pairs, safety):
     chosen, gain, se = safe_choice(sup, semi, safety)
     if chosen:
         assert semi.mean() > sup.mean() and gain >= safety * se
+
+
+def test_choose_prefers_the_earlier_candidate_unless_a_later_one_wins_by_the_rule():
+    base = np.array([1, 1, 1, 1, 1, 1, 1, 0, 0, 0], dtype=float)
+    slightly = base.copy()
+    slightly[7] = 1                      # one row better: gain 0.1 = 1 standard error
+    clearly = base.copy()
+    clearly[[7, 8, 9]] = 1               # three rows better
+    assert preferred([base, slightly], 1.0) == 0
+    assert preferred([base, slightly], 0.5) == 1
+    assert preferred([base, clearly, slightly], 1.0) == 1
+    # supervised pick first; the semi-supervised pick must beat it
+    sup, chosen = choose([base, slightly, clearly], [False, True, True], 1.0)
+    assert (sup, chosen) == (0, 2)
+    sup, chosen = choose([base, clearly, slightly], [False, False, True], 1.0)
+    assert (sup, chosen) == (1, 1)       # SVC-like second supervised model won; kept
+    assert choose([base], [False], 0.5) == (0, 0)
 
 
 # ------------------------------------------------------------------------------ the CV

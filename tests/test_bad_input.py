@@ -74,7 +74,7 @@ def _new(Est, **params):
 
 def _fit(est, X, y):
     """``fit`` with the signature the estimator has (``y`` ignored by unsupervised ones)."""
-    if is_classifier(est):
+    if is_classifier(est) or est.__sklearn_tags__().target_tags.required:  # + regressors
         return est.fit(X, y)
     return est.fit(X)
 
@@ -95,12 +95,9 @@ def _accepts_sparse(est) -> bool:
 KNOWN_GAPS: set[str] = set()
 
 
-# Transductive-only estimators: a fully labeled y is refused with a clear ValueError (naming
-# the supervised alternative) instead of being fitted.
-TRANSDUCTIVE_ONLY = {"ConvexTSVM", "RhoTSVM", "SDPRelaxedTSVM"}
-# The self-taught estimators learn their dictionary from the unlabeled rows and likewise
-# refuse a fully labeled y (without X_unlabeled) with a clear ValueError.
-NEEDS_UNLABELED = TRANSDUCTIVE_ONLY | {"SelfTaughtClassifier", "SupervisedSelfTaught"}
+# Since issue 27 every classifier fits a fully labeled y as its supervised limit, with a
+# UserWarning (scikit-learn's checks fit such y): none refuses it any more.
+NEEDS_UNLABELED: set[str] = set()
 
 
 @pytest.fixture(autouse=True)
@@ -276,9 +273,7 @@ def test_wrong_feature_count_at_predict(Est, blobs):
 def test_unsorted_duplicate_sparse_indices(Est, blobs):
     """CSR with unsorted column indices and duplicate entries means the summed matrix."""
     X, y, _ = blobs
-    est = Est()
-    if "random_state" in est.get_params():
-        est.set_params(random_state=0)   # the same random prototypes / neighbours both times
+    est = _new(Est)   # seeded: the same random prototypes / neighbours both times
     if not _accepts_sparse(est):
         pytest.skip(f"{Est.__name__} takes dense input only")
     n, d = X.shape

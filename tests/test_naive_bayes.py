@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import logsumexp
 from sklearn.naive_bayes import MultinomialNB
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from semisup._validation import CollapseWarning
 from semisup.text.naive_bayes import AUTO_LAM_GRID, SemiSupervisedNB, multinomial_em
@@ -298,21 +297,7 @@ def test_convergence_warning_names_max_iter():
 
 # ------------------------------------------------------------------------- scikit-learn API
 
-_MINUS_ONE = ("y == -1 marks unlabeled rows (the sklearn.semi_supervised convention), so the "
-              "check's class label -1 cannot be a class")
-
-
-# scikit-learn exempts its own MultinomialNB from this check's accuracy bar by name: the
-# check's blobs, shifted to be non-negative, differ in length more than in word proportions
-_BLOBS = "multinomial model: the shifted blobs are not separable by their proportions"
-
-
-@parametrize_with_checks([SemiSupervisedNB(lam_u=1.0)],
-                         expected_failed_checks=lambda est: {
-                             "check_classifiers_classes": _MINUS_ONE,
-                             "check_classifiers_train": _BLOBS})
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
+# scikit-learn's estimator checks: tests/test_sklearn_api.py (every public estimator)
 
 
 # ------------------------------------------------------------------------- real data

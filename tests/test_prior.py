@@ -228,7 +228,7 @@ def test_bad_input():
     X, y, _ = _blobs()
     with pytest.raises(ValueError, match="method"):
         ClassPriorEstimator(method="naive").fit(X, y)
-    with pytest.raises(ValueError, match="no unlabeled rows"):
+    with pytest.warns(UserWarning, match="no unlabeled rows"):   # the labeled prior (issue 27)
         ClassPriorEstimator().fit(X[y != -1], y[y != -1])
     y1 = y.copy()
     y1[np.flatnonzero(y == 1)[1:]] = -1

@@ -317,6 +317,87 @@ def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled
                               y_index=y_index.astype(np.int64))
 
 
+def regression_targets(y) -> np.ndarray:
+    """Real targets as float64, NaN where missing (NaN, ``None``, ``pd.NA``).
+
+    Raises
+    ------
+    ValueError
+        For non-numeric or infinite targets.
+    """
+    y = np.asarray(y)
+    if y.dtype == object:
+        values = y.tolist()
+        bad = [v for v in values if not _is_missing(v) and (
+            not isinstance(v, numbers.Real) or isinstance(v, (bool, np.bool_)))]
+        if bad:
+            raise ValueError(f"y must hold real numbers (NaN, None or pd.NA for unlabeled "
+                             f"rows), got {bad[0]!r}; encode the targets as floats")
+        y = np.array([np.nan if _is_missing(v) else float(v) for v in values])
+    elif y.dtype.kind not in "iuf":
+        raise ValueError(f"y must hold real numbers (NaN for unlabeled rows), got dtype "
+                         f"{y.dtype}; a regressor needs numeric targets")
+    y = y.astype(np.float64)
+    if np.any(np.isinf(y)):
+        raise ValueError("y contains infinity; give finite real targets, and NaN (or None) "
+                         "for unlabeled rows")
+    return y
+
+
+@dataclass
+class SemiSupervisedRegressionData:
+    """A validated partially labeled regression set: ``X``, float ``y`` (NaN where
+    unlabeled), and the indices of the labeled and unlabeled rows."""
+
+    X: object
+    y: np.ndarray
+    labeled: np.ndarray
+    unlabeled: np.ndarray
+
+
+def check_semi_supervised_regression(X, y, *, accept_sparse: bool = True,
+                                     require_unlabeled: bool = True,
+                                     estimator=None) -> SemiSupervisedRegressionData:
+    """Validate ``(X, y)`` for a regressor and split it into labeled and unlabeled rows.
+
+    Unlabeled rows are the *missing* targets: NaN, ``None`` or ``pd.NA``.  ``-1`` is an
+    ordinary real target here (unlike :func:`check_semi_supervised`).
+
+    Raises
+    ------
+    ValueError
+        With the argument at fault and how to fix it.
+    """
+    from sklearn.utils.validation import check_consistent_length, column_or_1d
+
+    X = check_X(X, accept_sparse=accept_sparse, estimator=estimator,
+                reset=None if estimator is None else True, scale=True)
+    if y is None:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target "
+                         "y is None: give real targets, and NaN for unlabeled rows")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = column_or_1d(y, warn=True)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-dimensional, got shape {y.shape}; give one real "
+                         "target per row of X (NaN for unlabeled rows)")
+    check_consistent_length(X, y)
+    if X.shape[0] < 2:
+        raise ValueError(f"{type(estimator).__name__} needs at least 2 rows, got n_samples = "
+                         f"{X.shape[0]}; pass labeled and unlabeled rows together")
+    y = regression_targets(y)
+    unl = np.isnan(y)
+    labeled = np.flatnonzero(~unl)
+    unlabeled = np.flatnonzero(unl)
+    if labeled.size == 0:
+        raise ValueError("y has no labeled rows (every target is NaN / missing); give the "
+                         "real target of at least one row")
+    if require_unlabeled and unlabeled.size == 0:
+        warnings.warn("y has no unlabeled rows (no NaN entries): the semi-supervised method "
+                      "reduces to its supervised counterpart", UserWarning, stacklevel=3)
+    return SemiSupervisedRegressionData(X=X, y=y, labeled=labeled, unlabeled=unlabeled)
+
+
 def check_fraction(value, name: str) -> float:
     """Validate a fraction in the open interval (0, 1)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) \

@@ -57,3 +57,41 @@ class SemiSupervisedClassifierMixin:
         rows = np.flatnonzero(keep)
         X_rows = X.iloc[rows] if hasattr(X, "iloc") else X[rows]
         return float(accuracy_score(y[keep], self.predict(X_rows), sample_weight=weights))
+
+
+class SemiSupervisedRegressorMixin:
+    """Mixin for semisup regressors: ``score`` is R^2 on the rows whose target is known.
+
+    Place it before :class:`sklearn.base.RegressorMixin` in the bases.  Unlabeled rows are
+    the missing targets (NaN, ``None``, ``pd.NA``); ``-1`` is an ordinary real target.
+    """
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """R^2 of ``predict`` on the rows of ``(X, y)`` whose target is not missing.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True targets, NaN (or None / ``pd.NA``) for rows whose target is unknown.
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        float
+        """
+        from sklearn.metrics import r2_score
+
+        from semisup._validation import regression_targets
+
+        y = regression_targets(np.asarray(y).ravel())
+        keep = ~np.isnan(y)
+        if not keep.any():
+            raise ValueError("y has no rows with a known target to score (every entry is "
+                             "NaN / missing): score on rows whose targets are known")
+        weights = None if sample_weight is None else np.asarray(sample_weight)[keep]
+        if keep.all():
+            return float(r2_score(y, self.predict(X), sample_weight=weights))
+        rows = np.flatnonzero(keep)
+        X_rows = X.iloc[rows] if hasattr(X, "iloc") else X[rows]
+        return float(r2_score(y[keep], self.predict(X_rows), sample_weight=weights))

@@ -30,6 +30,7 @@ biased estimate of it.  This module estimates ``p`` from the unlabeled rows alon
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -497,6 +498,11 @@ class ClassPriorEstimator(BaseEstimator):
                              "; use a semisup classifier such as L2SVM")
         return clone(self.estimator)
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True         # the default L2SVM and the mixtures take CSR
+        return tags
+
     def fit(self, X, y) -> ClassPriorEstimator:
         """Estimate the class shares of the rows with ``y == -1``.
 
@@ -522,8 +528,9 @@ class ClassPriorEstimator(BaseEstimator):
             raise ValueError(f"random_state must be an int or None, got {self.random_state!r}")
         data = check_semi_supervised(X, y, estimator=self)
         if data.unlabeled.size == 0:
-            raise ValueError("y has no unlabeled rows (-1): mark the rows whose class prior "
-                             "is wanted with -1")
+            warnings.warn("y has no unlabeled rows (-1): there is no prior to estimate, and "
+                          "prior_ is the labeled rows' class shares; mark the rows whose "
+                          "class prior is wanted with -1", UserWarning, stacklevel=2)
         counts = np.bincount(data.y_index, minlength=data.classes.size)
         if counts.min() < 2:
             raise ValueError(f"every labeled class needs at least 2 rows for out-of-fold "
@@ -535,7 +542,16 @@ class ClassPriorEstimator(BaseEstimator):
         self.train_prior_ = counts / counts.sum()
         seed = 0 if self.random_state is None else int(self.random_state)
         with convergence_check(self, {"prior_em": "max_iter", "prior_mixture": "max_iter"}):
-            if method == "em":
+            if data.unlabeled.size == 0:
+                # nothing to adjust: the estimate is the starting point of every method
+                model = self._base().set_params(probability=False)
+                if "random_state" in model.get_params():
+                    model.set_params(random_state=seed)
+                model.fit(data.X, y)
+                k = data.classes.size
+                est = PriorEstimate(self.train_prior_.copy(), np.empty((0, k)), 0, True,
+                                    np.empty(0))
+            elif method == "em":
                 model = self._base().set_params(probability=True)
                 if "random_state" in model.get_params():
                     model.set_params(random_state=seed)
@@ -556,8 +572,11 @@ class ClassPriorEstimator(BaseEstimator):
                                           fit_means=method == "mixture", tol=self.tol,
                                           max_iter=self.max_iter)
         self.estimator_ = model
-        pred = model.predict(Xu)
-        self.predicted_prior_ = np.array([np.mean(pred == c) for c in self.classes_])
+        if Xu.shape[0]:
+            pred = model.predict(Xu)
+            self.predicted_prior_ = np.array([np.mean(pred == c) for c in self.classes_])
+        else:
+            self.predicted_prior_ = self.train_prior_.copy()
         self.prior_ = est.prior
         self.posteriors_ = est.posteriors
         self.n_iter_ = est.n_iter

@@ -208,7 +208,9 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
             self._Z = None
             self.memory_nbytes_ = check_memory(len(specs), lab.size, dtype, self.max_memory)
             self._X_fit = X[lab]
-            bank = KernelBank.from_specs(specs, self._X_fit, dtype=dtype,
+            # the bank's packed Gram matrices are dense; l labeled rows densify cheaply
+            X_l = self._X_fit.toarray() if sp.issparse(self._X_fit) else self._X_fit
+            bank = KernelBank.from_specs(specs, X_l, dtype=dtype,
                                          max_memory=self.max_memory)
         self.kernel_specs_ = specs
         self.bank_nbytes_ = bank.nbytes
@@ -281,7 +283,7 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self, "weights_")
-        X = check_X(X, estimator=self)
+        X = check_X(X, estimator=self, reset=False)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input")

@@ -295,12 +295,8 @@ class GraphPropagation(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         # comes back at about sqrt(eps) |x| instead of 0
         sq = X.multiply(X).sum(axis=1) if hasattr(X, "multiply") else np.einsum("ij,ij->i", X, X)
         self._duplicate_tol = 1e-6 * (float(np.sqrt(np.mean(sq))) + float(np.mean(dist)))
-        # the search index of the extension, built once (brute force keeps a reference to
-        # X, so a pickle holds one copy)
-        algorithm = "brute" if sp.issparse(X) or self.graph_metric == "cosine" \
-            or X.shape[1] > 15 else "auto"
-        self._nn_index = NearestNeighbors(n_neighbors=k, metric=self.graph_metric,
-                                          algorithm=algorithm, n_jobs=self.n_jobs).fit(X)
+        self._nn_index = None
+        self._search_index()
         warn_if_collapsed(self, transduction[data.unlabeled], n_classes,
                           hint="Check the graph: raise n_neighbors or set t (heat width)")
 
@@ -311,9 +307,29 @@ class GraphPropagation(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
 
     # ---------------------------------------------------------------------- predict
 
+    def _search_index(self) -> NearestNeighbors:
+        """The neighbour search of the extension over ``X_fit_``, built on first use.
+
+        It is derived state: model files and pickles leave it out (a search tree is not
+        data) and the first prediction after loading rebuilds it.
+        """
+        if getattr(self, "_nn_index", None) is None:
+            X = self.X_fit_
+            algorithm = "brute" if sp.issparse(X) or self.graph_metric == "cosine" \
+                or X.shape[1] > 15 else "auto"
+            self._nn_index = NearestNeighbors(
+                n_neighbors=self._n_neighbors_fit, metric=self.graph_metric,
+                algorithm=algorithm, n_jobs=self.n_jobs).fit(X)
+        return self._nn_index
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        state.pop("_nn_index", None)
+        return state
+
     def _neighbours_of(self, X) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest training rows of each new row, and their distances."""
-        dist, idx = self._nn_index.kneighbors(X)
+        dist, idx = self._search_index().kneighbors(X)
         return idx, dist
 
     def predict_proba(self, X) -> np.ndarray:

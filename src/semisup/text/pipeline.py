@@ -273,6 +273,13 @@ class ActiveSearchPipeline(BaseEstimator):
                 model.set_params(positive_fraction=float(r[1]) if r.size == 2 else r)
         return model.fit(X, y)
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # input is a list of documents, not a 2-D array: scikit-learn's array checks skip it
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        return tags
+
     def transform(self, documents: Sequence[str]):
         """Features of new documents (selected terms, unit length rows)."""
         check_is_fitted(self, "model_")
@@ -281,10 +288,12 @@ class ActiveSearchPipeline(BaseEstimator):
 
     def decision_function(self, documents: Sequence[str]):
         """Decision values of the trained model on new documents."""
+        check_is_fitted(self, "model_")
         return self.model_.decision_function(self.transform(documents))
 
     def predict(self, documents: Sequence[str]):
         """Classes of new documents."""
+        check_is_fitted(self, "model_")
         return self.model_.predict(self.transform(documents))
 
     def score(self, documents: Sequence[str], labels) -> float:

@@ -83,6 +83,10 @@ class OneVsRestMixin:
                 bar.update()
         self.estimators_ = estimators
         self.classes_ = classes
+        if all(hasattr(e, "n_iter_") for e in estimators):
+            self.n_iter_ = np.array([np.max(e.n_iter_) for e in estimators])
+        else:
+            self.__dict__.pop("n_iter_", None)
         scores = np.column_stack([self._binary_training_scores(e, data.X) for e in estimators])
         transduction = np.empty(n, dtype=classes.dtype)
         transduction[data.labeled] = classes[data.y_index]
@@ -161,13 +165,10 @@ class KernelTransductiveBase(OneVsRestMixin, SemiSupervisedClassifierMixin, Clas
 
     def _check_common(self, X, y):
         self._check_kernel_params()
-        data = check_semi_supervised(X, y, accept_sparse=self.kernel != "precomputed",
-                                     estimator=self)
-        if data.unlabeled.size == 0:
-            raise ValueError(f"{type(self).__name__} is transductive and y has no unlabeled "
-                             "rows (no -1 entries): mark the rows to transduce with -1, or use "
-                             "a supervised SVM")
-        return data
+        # no unlabeled row: warn and fit the supervised limit (as TransductiveSVM does), so
+        # the estimator stays usable in scikit-learn's tools (CV on labeled rows, checks)
+        return check_semi_supervised(X, y, accept_sparse=self.kernel != "precomputed",
+                                     require_unlabeled=True, estimator=self)
 
     def _kernel_params(self, X):
         if self.kernel == "precomputed":
@@ -195,12 +196,20 @@ class KernelTransductiveBase(OneVsRestMixin, SemiSupervisedClassifierMixin, Clas
                                  f"the rows to predict and the {self.n_train_} training rows, "
                                  f"got shape {K.shape}")
             return K
-        X = check_X(X, estimator=self)
+        X = check_X(X, estimator=self, reset=False)
         if X.shape[1] != self.X_fit_.shape[1]:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was "
                              f"fitted with {self.X_fit_.shape[1]}")
         return kernel_matrix(X, self.X_fit_, kernel=self.kernel, gamma=self.gamma_,
                              degree=self.degree, coef0=self.coef0)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # the kernel of sparse rows is computed from them directly; a precomputed kernel is
+        # a square dense matrix between rows
+        tags.input_tags.sparse = self.kernel != "precomputed"
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
 
     def predict(self, X) -> np.ndarray:
         """Class labels (out of sample, by the rule of ``decision_function``; argmax of its

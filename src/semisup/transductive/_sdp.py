@@ -27,6 +27,8 @@ class CTSVMSDPResult:
         Optimal value of the dual SDP (= the relaxation's optimum).
     solve_time : float
     status : str
+    n_iter : int
+        Conic solver iterations (``-1`` when the solver does not say).
     """
 
     w: np.ndarray
@@ -39,6 +41,7 @@ class CTSVMSDPResult:
     objective: float
     solve_time: float
     status: str
+    n_iter: int = -1
 
 
 def ctsvm_vectors(n: int, labeled: np.ndarray, y_l: np.ndarray, intercept: bool):
@@ -131,7 +134,7 @@ def ctsvm_sdp(A: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, C: np.
     w37 = 0.5 * np.linalg.lstsq(Sv, gv, rcond=None)[0]
     return CTSVMSDPResult(w=w, W=W, w_37=w37, gamma=gam, alpha=float(alpha.value),
                           beta=float(beta.value), t=float(t.value), objective=res.objective,
-                          solve_time=res.solve_time, status=res.status)
+                          solve_time=res.solve_time, status=res.status, n_iter=res.n_iter)
 
 
 @dataclass
@@ -146,12 +149,15 @@ class RTSVMResult:
         Optimal ``t``.
     solve_time : float
     status : str
+    n_iter : int
+        Conic solver iterations (``-1`` when the solver does not say).
     """
 
     M: np.ndarray
     objective: float
     solve_time: float
     status: str
+    n_iter: int = -1
 
 
 def rtsvm_sdp(K: np.ndarray, labeled: np.ndarray, y_l: np.ndarray, C: float,
@@ -199,4 +205,4 @@ def rtsvm_sdp(K: np.ndarray, labeled: np.ndarray, y_l: np.ndarray, C: float,
     res = solve_conic(prob, solver, tol=tol, max_iter=max_iter)
     Mv = np.asarray(M.value, dtype=np.float64)
     return RTSVMResult(M=0.5 * (Mv + Mv.T), objective=res.objective,
-                       solve_time=res.solve_time, status=res.status)
+                       solve_time=res.solve_time, status=res.status, n_iter=res.n_iter)

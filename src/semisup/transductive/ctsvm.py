@@ -258,6 +258,9 @@ class ConvexTSVM(KernelTransductiveBase):
         Route used.
     fit_time_ : float
         Seconds in the solver.
+    n_iter_ : int
+        Outer rounds of the low-rank route, conic solver iterations of the exact routes
+        (``-1`` when the solver does not say), or SMO iterations for a fully labeled ``y``.
     fit_results_ : dict
         Solver details (status, iterations, rank, history); with ``refine='tsvm'`` also
         ``'refine'``: the TSVM objective at the rounded labels and after switching, the
@@ -360,14 +363,16 @@ class ConvexTSVM(KernelTransductiveBase):
         -------
         self
 
-        Raises
-        ------
-        ValueError
-            When ``y`` has no unlabeled rows: the method is transductive (its relaxation
-            is over the labels of the unlabeled rows), so a fully labeled ``y`` is refused
-            rather than silently fitted; use a supervised SVM for it.
+        Warns
+        -----
+        UserWarning
+            When ``y`` has no unlabeled rows: there is nothing to transduce (the balance
+            constraint of eq. 3.5 is undefined), and an SVM on the labeled rows' kernel
+            (the supervised limit, as ``out_of_sample='svm'``; no offset) is fitted instead.
         """
         data = self._check_common(X, y)
+        for name in ("_supervised", "_linear_w", "_svm"):
+            self.__dict__.pop(name, None)    # left by an earlier fit
         if self._fit_one_vs_rest(data):
             return self
         X = data.X
@@ -378,7 +383,7 @@ class ConvexTSVM(KernelTransductiveBase):
         labeled, unl = data.labeled, data.unlabeled
         y_l = data.binary_targets()
         if self.epsilon == "auto":
-            eps = default_epsilon(y_l, n)
+            eps = default_epsilon(y_l, n) if data.unlabeled.size else np.inf
         else:
             eps = check_positive(self.epsilon, "epsilon", allow_zero=True)
         self.epsilon_ = eps
@@ -398,6 +403,8 @@ class ConvexTSVM(KernelTransductiveBase):
                                      "then free)")
             b0 = 0.0                 # 'prior' is ignored with a free intercept
         self.offset_ = b0
+        if unl.size == 0:
+            return self._fit_supervised(X, y_l, C_l, eps, solver)
         C = np.empty(n)
         C[labeled] = C_l
         C[unl] = C_u
@@ -442,6 +449,27 @@ class ConvexTSVM(KernelTransductiveBase):
             K = self._K_uncentred if hasattr(self, "_K_uncentred") else self._train_kernel(X)
             self._svm = fit_precomputed_svm(K, lab_pm, C_l if np.isfinite(C_l) else 1e6)
         self.__dict__.pop("_K_uncentred", None)
+        return self
+
+    def _fit_supervised(self, X, y_l, C_l, eps, solver):
+        """Fully labeled ``y``: the SVM of eqs. 2.3-2.5 on the training kernel."""
+        self.gamma_ = self._kernel_params(X)
+        self.X_fit_ = X if self.kernel != "precomputed" else None
+        self.solver_ = solver
+        self.epsilon_ = eps
+        K = self._train_kernel(X)
+        start = time.perf_counter()
+        self._svm = fit_precomputed_svm(K, y_l, C_l if np.isfinite(C_l) else 1e6)
+        self.fit_time_ = time.perf_counter() - start
+        self._centre = None
+        self._supervised = True
+        self.intercept_ = 0.0
+        self.threshold_ = 0.0
+        self.relaxed_scores_ = self._svm.decision_function(K)
+        self.fit_results_ = dict(status="supervised", n_iter=self._svm.n_iter)
+        self.n_iter_ = self._svm.n_iter
+        self._labels_pm = y_l.astype(np.float64)
+        self.transduction_ = self.classes_[(y_l > 0).astype(int)]
         return self
 
     def _refine_tsvm(self, F, labeled, unl, y_l, labels_u):
@@ -532,6 +560,7 @@ class ConvexTSVM(KernelTransductiveBase):
             warn_degenerate(self, f"the exact SDP route ({solver}) stopped {res.status!r}: "
                             "the relaxation's scores are inexact", "raise max_iter or tol, or "
                             "use solver='lowrank' (certified by its dual bound)")
+        self.n_iter_ = res.n_iter
         self.fit_results_ = dict(status=res.status, solve_time=res.solve_time, alpha=res.alpha,
                                  beta=res.beta, t=res.t, w_37=res.w_37, W=res.W)
 
@@ -562,6 +591,7 @@ class ConvexTSVM(KernelTransductiveBase):
         self.dual_objective_ = res.dual_objective
         self.gamma_dual_ = res.gamma
         self.lmi_min_eig_ = res.min_eig
+        self.n_iter_ = res.n_outer
         self.fit_results_ = dict(status="converged" if res.converged else "max_iter",
                                  n_outer=res.n_outer, n_evals=res.n_evals, rank=res.rank,
                                  gap=res.gap, balance=res.balance, history=res.history)
@@ -590,9 +620,11 @@ class ConvexTSVM(KernelTransductiveBase):
         """
         if self._is_one_vs_rest():
             return self._one_vs_rest_decision(X)
+        if self.__dict__.get("_supervised"):
+            return self._svm.decision_function(self._test_kernel(X))
         if hasattr(self, "_linear_w") and self.out_of_sample == "expansion":
             from semisup._validation import check_X
-            Xt = check_X(X, estimator=self)
+            Xt = check_X(X, estimator=self, reset=False)
             return (np.asarray(Xt @ self._linear_w).ravel() - self._linear_mean @ self._linear_w
                     + self.offset_ - self.threshold_)
         Kt = self._test_kernel(X)

@@ -184,12 +184,11 @@ class RhoTSVM(KernelTransductiveBase):
         -------
         self
 
-        Raises
-        ------
-        ValueError
-            When ``y`` has no unlabeled rows: the method is transductive (its relaxation
-            is over the labels of the unlabeled rows), so a fully labeled ``y`` is refused
-            rather than silently fitted; use a supervised SVM for it.
+        Warns
+        -----
+        UserWarning
+            When ``y`` has no unlabeled rows: there is nothing to transduce, and the
+            relaxation is solved over the labeled rows alone (its supervised limit).
         """
         data = self._check_common(X, y)
         if self._fit_one_vs_rest(data):
@@ -217,9 +216,10 @@ class RhoTSVM(KernelTransductiveBase):
         KinvKlu = sla.cho_solve(chol, Klu)                     # K_ll^{-1} K_lu
         Cu = Kuu - Klu.T @ KinvKlu                             # Schur complement C_u
         Cu = 0.5 * (Cu + Cu.T)
-        if self.kappa is None and rho == 0 and route == "cccp":
+        if self.kappa is None and ((rho == 0 and route == "cccp") or U.size == 0):
             # the unlabeled term is absent at rho = 0 (the default): skip the O(u^3)
-            # eigenvalue problem (most of a default fit on 1,500 rows)
+            # eigenvalue problem (most of a default fit on 1,500 rows); nor is it there
+            # without unlabeled rows
             self.kappa_ = 0.0
         elif self.kappa is None:
             self.kappa_ = 1.0 / max(float(sla.eigvalsh(Cu)[-1]), 1e-12)

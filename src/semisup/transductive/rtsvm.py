@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from semisup._validation import check_int, check_positive, warn_degenerate, warn_if_collapsed
 from semisup.solvers.svm import fit_precomputed_svm
@@ -51,7 +52,7 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
     max_n : int
         Largest number of rows accepted.  The default 50 keeps a binary fit within 60 s on
         2 cores (24 s at n = 50, about 80 s at n = 60); more than two classes cost one fit
-        per class.
+        per class.  Not applied to a fully labeled ``y`` (``M`` is then fixed: no SDP).
     tol : float
         Solver tolerance.
     max_iter : int
@@ -79,6 +80,9 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         Seconds in the solver.
     solver_ : str
         Conic solver used.
+    n_iter_ : int
+        Conic solver iterations (``-1`` when the solver does not say; SMO iterations of
+        the SVM for a fully labeled ``y``).
     n_train_ : int
         Number of training rows.
     """
@@ -112,12 +116,11 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         -------
         self
 
-        Raises
-        ------
-        ValueError
-            When ``y`` has no unlabeled rows: the method is transductive (its relaxation
-            is over the labels of the unlabeled rows), so a fully labeled ``y`` is refused
-            rather than silently fitted; use a supervised SVM for it.
+        Warns
+        -----
+        UserWarning
+            When ``y`` has no unlabeled rows: there is nothing to transduce, and the
+            relaxation is solved over the labeled rows alone (its supervised limit).
         """
         data = self._check_common(X, y)
         if self._fit_one_vs_rest(data):
@@ -128,7 +131,7 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         max_n = check_int(self.max_n, "max_n")
         check_positive(self.tol, "tol")
         check_int(self.max_iter, "max_iter")
-        if n > max_n:
+        if n > max_n and data.unlabeled.size:
             raise ValueError(f"n = {n} rows is too large for the RTSVM SDP (O(n^2) variables in "
                              f"the cone, max_n={max_n}: about 24 s at n = 50 and 80 s at "
                              "n = 60 on 2 cores); use ConvexTSVM (its default low-rank route "
@@ -149,11 +152,14 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         self.gamma_ = self._kernel_params(X)
         self.X_fit_ = X if self.kernel != "precomputed" else None
         K = self._train_kernel(X)
+        if data.unlabeled.size == 0:
+            return self._fit_labeled(K, y_l, C)
         start = time.perf_counter()
         res = rtsvm_sdp(K, data.labeled, y_l, C, balance, solver=solver, tol=self.tol,
                         max_iter=self.max_iter)
         self.fit_time_ = time.perf_counter() - start
         self.status_ = res.status
+        self.n_iter_ = res.n_iter
         if res.status != "optimal":
             warn_degenerate(self, f"the SDP solver ({solver}) stopped {res.status!r}: the label "
                             "matrix is inexact", "raise max_iter or tol, or use ConvexTSVM "
@@ -175,6 +181,21 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         self._svm = fit_precomputed_svm(K, pm, C, fit_intercept=False)
         return self
 
+    def _fit_labeled(self, K, y_l, C):
+        """Fully labeled ``y``: every entry of ``M`` is fixed (``M = y y^T``), so eq. 3.2 is
+        the bias-free SVM's dual (``t`` = twice its optimum) and no SDP is solved."""
+        start = time.perf_counter()
+        self._svm = fit_precomputed_svm(K, y_l, C, fit_intercept=False)
+        self.fit_time_ = time.perf_counter() - start
+        self.status_ = "optimal"
+        self.n_iter_ = self._svm.n_iter
+        self.label_matrix_ = np.outer(y_l, y_l)
+        self.objective_ = 2.0 * self._svm.objective
+        self.eigen_ratio_ = 1.0
+        self.relaxed_scores_ = y_l.astype(np.float64)      # sqrt(n) * (y / sqrt(n))
+        self.transduction_ = self.classes_[(y_l > 0).astype(int)]
+        return self
+
     @staticmethod
     def _binary_training_scores(estimator, X) -> np.ndarray:
         """The transduced scores of the training rows (what ``transduction_`` rounds)."""
@@ -192,6 +213,7 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         -------
         ndarray of shape (n_samples,), or (n_samples, n_classes) beyond two classes
         """
+        check_is_fitted(self, "classes_")
         if self._is_one_vs_rest():
             return self._one_vs_rest_decision(X)
         return self._svm.decision_function(self._test_kernel(X))

@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.decomposition import MiniBatchDictionaryLearning, sparse_encode
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
@@ -79,22 +79,28 @@ def update_dictionary(X: np.ndarray, codes: np.ndarray, components: np.ndarray,
     return D
 
 
-def _check_dictionary_size(estimator, n_rows: int) -> None:
+def _check_dictionary_size(estimator, n_rows: int, n_labeled: int) -> None:
     n_components = check_int(estimator.n_components, "n_components")
     if n_rows == 0:
-        # self-taught learning is defined by its unlabeled data: a fully labeled y is refused
-        # (with the fix) rather than silently learning the dictionary from the labeled rows
-        raise ValueError(f"{type(estimator).__name__} learns its dictionary from unlabeled "
-                         "rows, and y has no unlabeled rows (no -1 entries) and no "
-                         "X_unlabeled was given: mark unlabeled rows with -1, pass "
-                         "X_unlabeled, or use a supervised classifier")
+        # the supervised limit (as check_semi_supervised's require_unlabeled): with no
+        # unlabeled rows the dictionary is learned from the labeled rows, with a warning
+        warnings.warn(f"y has no unlabeled rows (no -1 entries) and no X_unlabeled was "
+                      f"given: {type(estimator).__name__} learns its dictionary from the "
+                      "labeled rows (plain sparse coding, no self-taught learning)",
+                      UserWarning, stacklevel=4)
+        if n_components > n_labeled:
+            raise ValueError(f"n_components={n_components} atoms cannot be learned from "
+                             f"{n_labeled} labeled rows (y has no unlabeled rows): lower "
+                             "n_components or give unlabeled rows (y == -1 or X_unlabeled)")
+        return
     if n_components > n_rows:
         raise ValueError(f"n_components={n_components} atoms cannot be learned from "
                          f"{n_rows} unlabeled rows: lower n_components or give more unlabeled "
                          "rows (y == -1 or X_unlabeled)")
 
 
-class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
+class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, TransformerMixin,
+                           BaseEstimator):
     """STL: sparse-coding dictionary on the unlabeled rows, a linear SVM on the codes.
 
     Raina, Battle, Lee, Packer & Ng (2007); thesis section 6.2 (digest 5.1).  Stage I:
@@ -157,8 +163,9 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseE
                                  f"{data.X.shape[1]}")
             X_u.append(Xe)
         X_u = np.vstack(X_u) if X_u else np.empty((0, data.X.shape[1]))
-        _check_dictionary_size(self, X_u.shape[0])
-        return data, _dense(data.X[data.labeled]), X_u
+        X_l = _dense(data.X[data.labeled])
+        _check_dictionary_size(self, X_u.shape[0], X_l.shape[0])
+        return data, X_l, X_u
 
     def _learn_dictionary(self, X_u: np.ndarray) -> np.ndarray:
         seed = check_random_state(self.random_state).randint(2**31 - 1) \
@@ -190,18 +197,27 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseE
         Raises
         ------
         ValueError
-            When there are no unlabeled rows (no ``-1`` in ``y`` and no ``X_unlabeled``),
-            or fewer than ``n_components``: the dictionary is learned from them.
+            When there are fewer unlabeled rows than ``n_components``: the dictionary is
+            learned from them.
+
+        Warns
+        -----
+        UserWarning
+            When there are no unlabeled rows (no ``-1`` in ``y`` and no ``X_unlabeled``):
+            the dictionary is then learned from the labeled rows (the supervised limit).
         """
         data, X_l, X_u = self._split(X, y, X_unlabeled)
-        self.components_ = self._learn_dictionary(X_u)
+        self.components_ = self._learn_dictionary(X_u if X_u.shape[0] else X_l)
         codes = encode(X_l, self.components_, self.beta)
         self.svm_ = _ovr_svm(codes, data.classes[data.y_index], self.C)
         self.classes_ = data.classes
         self.n_features_in_ = data.X.shape[1]
         # the first rows of X_u are the unlabeled rows of X (see _split)
-        codes_u = encode(X_u[:data.unlabeled.size], self.components_, self.beta)
-        self._check_fit(data, codes, self.svm_.predict(codes_u) if codes_u.size else None)
+        labels_u = None
+        if data.unlabeled.size:
+            codes_u = encode(X_u[:data.unlabeled.size], self.components_, self.beta)
+            labels_u = self.svm_.predict(codes_u)
+        self._check_fit(data, codes, labels_u)
         return self
 
     def _check_fit(self, data, codes_l: np.ndarray, labels_u) -> None:
@@ -220,6 +236,11 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseE
                 "n_components, or label more rows of the smaller class"))
         self.transduction_ = transduction
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True     # rows are densified one block at a time (_dense)
+        return tags
+
     def transform(self, X) -> np.ndarray:
         """Sparse codes of ``X`` in the learned dictionary."""
         check_is_fitted(self, "components_")
@@ -228,10 +249,12 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseE
 
     def decision_function(self, X) -> np.ndarray:
         """SVM scores of the codes."""
+        check_is_fitted(self, "components_")
         return self.svm_.decision_function(self.transform(X))
 
     def predict(self, X) -> np.ndarray:
         """Class labels."""
+        check_is_fitted(self, "components_")
         return self.svm_.predict(self.transform(X))
 
 
@@ -377,7 +400,7 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
     def _check_labeled_weight(self, l: int, m: int) -> float:
         if isinstance(self.labeled_weight, str):
             check_choice(self.labeled_weight, "labeled_weight", ("balanced",))
-            return m / l
+            return m / l if m else 1.0       # no unlabeled rows: nothing to balance
         return check_positive(self.labeled_weight, "labeled_weight")
 
     # -- steps ---------------------------------------------------------------------------
@@ -461,7 +484,7 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
         self.labeled_weight_ = self._check_labeled_weight(l, X_u.shape[0])
         X_all = np.vstack([X_l, X_u])
         Y = self._targets(data.y_index, data.classes.size)
-        D = self._learn_dictionary(X_u)
+        D = self._learn_dictionary(X_u if X_u.shape[0] else X_l)
         codes = encode(X_all, D, self.beta)
         W = np.zeros((Y.shape[1], D.shape[0]))
         c = np.zeros(Y.shape[1])
@@ -483,8 +506,9 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
             if self._objective(X_all, codes, D_new, Y, W, c) <= trace[-1]:
                 D = D_new
             record("II(b) dictionary")
-            new_u = encode(X_u, D, self.beta, init=codes[l:])
-            codes[l:] = self._keep_better(X_u, codes[l:], new_u, D)
+            if X_u.shape[0]:
+                new_u = encode(X_u, D, self.beta, init=codes[l:])
+                codes[l:] = self._keep_better(X_u, codes[l:], new_u, D)
             record("I(a) unlabeled codes")
             new_l = self._labeled_codes_step(X_l, codes[:l], D, Y, W, c)
             codes[:l] = self._keep_better(X_l, codes[:l], new_l, D, Y, W, c)

@@ -333,7 +333,7 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         check_is_fitted(self, "intercept_")
         if self._is_one_vs_rest():
             return self._one_vs_rest_decision(X)
-        X = check_X(X, estimator=self)
+        X = check_X(X, estimator=self, reset=False)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but UniversumSVM is expecting "
                              f"{self.n_features_in_} features as input")
