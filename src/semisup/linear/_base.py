@@ -146,8 +146,10 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityM
 
     def _auto_grid(self, name: str, data, shared: dict) -> np.ndarray:
         """Candidate values of ``name``, strongest regularisation first (``shared``: what
-        :meth:`_auto_shared` computed)."""
-        raise NotImplementedError
+        :meth:`_auto_shared` computed). Every estimator listing ``_auto_parameters``
+        defines it."""
+        raise TypeError(f"{type(self).__name__} lists automatic parameters "
+                        f"({sorted(self._auto_parameters)}) but defines no grid for {name!r}")
 
     def _auto_shared(self, data) -> dict:
         """Parameters computed once from ``X`` and shared by every CV fit (e.g. the graph)."""
