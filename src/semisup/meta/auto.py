@@ -641,7 +641,8 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         if not cand.semi_supervised:
             est = self._configured(cand.estimator, params)
             est.fit(X[labeled[train]], y_enc[labeled[train]])
-            return np.asarray(est.predict(X[rows_out])), _decisions(est, X[rows_out])
+            X_out = X[rows_out]          # one copy of the predicted rows per fold
+            return np.asarray(est.predict(X_out)), _decisions(est, X_out)
         view_est, X_view = views
         est = self._configured(view_est, params)
         y_fold = y_enc.copy()
