@@ -35,6 +35,10 @@ THESIS = {"Iono": (78.55, 80.09), "Sonar": (51.76, 67.39), "Banana": (58.45, 79.
           "Breast": (96.46, 97.79), "IBM-s": (52.75, 75.25), "Course-s": (63.52, 79.75),
           "WinMac-m": (57.64, 84.82), "IBM-m": (53.00, 73.17), "Course-m": (80.18, 92.92),
           "WinMac-l": (60.86, 91.25), "IBM-l": (61.82, 73.42), "Course-l": (83.56, 94.62)}
+# the CTSVM column's standard deviations (thesis Table 3.2, digest §2.8)
+THESIS_SD = {"Iono": 2.63, "Sonar": 6.26, "Banana": 3.02, "Breast": 0.23, "IBM-s": 7.49,
+             "Course-s": 8.45, "WinMac-m": 2.12, "IBM-m": 0.89, "Course-m": 2.28,
+             "WinMac-l": 2.67, "IBM-l": 3.23, "Course-l": 0.97}
 SIZE_TAG = {60: "s", 300: "m", 1000: "l"}
 
 
@@ -217,7 +221,7 @@ ROW_SPEC = {"s": (60, 10), "m": (300, 20), "l": (1000, 50)}
 
 
 def select_ctsvm(X, y_semi, kern, gamma, offset, tol=1e-3, folds=3, gammas=None,
-                 rounding="sign"):
+                 rounding="sign", counts=None):
     """C_l (= C_u) of CTSVM by 3-fold CV of CTSVM itself on the labeled rows.
 
     :class:`~semisup.model_selection.LabeledStratifiedKFold` keeps every unlabeled row in
@@ -228,7 +232,9 @@ def select_ctsvm(X, y_semi, kern, gamma, offset, tol=1e-3, folds=3, gammas=None,
     dominate the relaxation, which then ignores the few labels and returns one class.
     ``gammas`` (RBF): the width is searched jointly with C (ties, after C, to the first
     width listed).  ``rounding``: that of the CV's fits (``'balanced'`` shifts their
-    decision function by ``threshold_``).  Returns ``(C, gamma, cv_scores)``.
+    decision function by ``threshold_``).  Returns ``(C, gamma, cv_scores)``; ``counts``
+    (a dict), when given, receives ``'cv_fits'`` and ``'cv_capped'`` (fits that stopped at
+    the low-rank route's round limit, counted from their ConvergenceWarning).
     """
     import warnings
 
@@ -244,16 +250,21 @@ def select_ctsvm(X, y_semi, kern, gamma, offset, tol=1e-3, folds=3, gammas=None,
                    rounding=rounding),
         grid, cv=LabeledStratifiedKFold(folds, shuffle=True, random_state=0),
         scoring=labeled_scorer("accuracy"), refit=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
         warnings.filterwarnings("ignore", "The least populated", UserWarning)
         search.fit(X, y_semi)
+    if counts is not None:
+        counts["cv_fits"] = len(search.cv_results_["params"]) * folds
+        counts["cv_capped"] = sum(issubclass(w.category, ConvergenceWarning)
+                                  and "low-rank route stopped" in str(w.message) for w in caught)
     scores = search.cv_results_["mean_test_score"]
     return (float(search.best_params_["C_l"]), search.best_params_.get("gamma", gamma),
             [float(v) for v in scores])
 
 
-PROTOCOLS_V2 = ("v2", "v3", "v4")   # v3 = v2 + balanced rounding; v4 = v3 + Table 3.1's d
+PROTOCOLS_V2 = ("v2", "v3", "v4", "v5")  # v3 = v2 + balanced rounding; v4 = v3 + Table
+# 3.1's d; v5 = v4 + the learned bias (offset 'none', rounding 'prior'), no refine, peers of v4
 TABLE31_D = {"WinMac": 7511, "IBM": 11960, "Course": 1800}
 V2_FOLDS = 5          # the thesis: "RBF width chosen by 5-fold CV on the labeled data"
 V2_WIDTHS = (1.0, 0.5, 2.0)   # x default_gamma; ties go to the default width (listed first)
@@ -267,7 +278,8 @@ def _row_data(row, select):
         n, l = ROW_SPEC[tag]
         balanced = select in PROTOCOLS_V2 and name == "IBM"
         X, y = load_text("IBM" if name == "IBMu" else name, n, balanced=balanced,
-                         max_features=TABLE31_D.get(name) if select == "v4" else None)
+                         max_features=TABLE31_D.get(name) if select in ("v4", "v5")
+                         else None)
         return X, y, "linear", l, "prior"
     X, y, kern = load_uci(row)
     return X, y, kern, 20, "none"
@@ -307,13 +319,17 @@ def run_rows(rows, trials, select, jsonl):
             K = K.toarray() if hasattr(K, "toarray") else np.asarray(K)
             svm = fit_precomputed_svm(K[lab], np.where(y[lab] == 1, 1.0, -1.0), C_svm)
             rec["SVM"] = float(np.mean((svm.decision_function(K) > 0)[unl] == y[unl]))
-            rounding = "balanced" if select in ("v3", "v4") else "sign"
+            rounding = {"v3": "balanced", "v4": "balanced", "v5": "prior"}.get(select, "sign")
+            if select == "v5":
+                offset = "none"       # the learned bias replaces the fixed offset
             if select in PROTOCOLS_V2:
                 gammas = ([default_gamma(X) * f for f in V2_WIDTHS] if kern == "rbf"
                           else None)
+                counts = {}
                 C, g_ct, rec["cv_scores"] = select_ctsvm(X, ys, kern, g, offset,
                                                          folds=V2_FOLDS, gammas=gammas,
-                                                         rounding=rounding)
+                                                         rounding=rounding, counts=counts)
+                rec.update(counts)
             elif select == "ctsvm":
                 C, g_ct, rec["cv_scores"] = select_ctsvm(X, ys, kern, g, offset)
             else:
@@ -323,7 +339,9 @@ def run_rows(rows, trials, select, jsonl):
                        t_select=time.perf_counter() - t, cpu_select=time.process_time() - c)
             t, c = time.perf_counter(), time.process_time()
             est = ConvexTSVM(C_l=C, kernel=kern, gamma=g_ct, solver="lowrank", offset=offset,
-                             refine="tsvm", rounding=rounding).fit(X, ys)
+                             refine="none" if select == "v5" else "tsvm",
+                             rounding=rounding).fit(X, ys)
+            rec["n_outer"] = est.n_iter_
             rec["t_ctsvm"] = time.perf_counter() - t
             rec["cpu_ctsvm"] = time.process_time() - c
             z_u = est.relaxed_scores_[unl]
@@ -332,11 +350,14 @@ def run_rows(rows, trials, select, jsonl):
             rec["threshold"] = est.threshold_
             rec["CTSVM"] = (rec["CTSVM-sign"] if est.threshold_ == 0.0 else
                             float(np.mean((z_u > est.threshold_) == (y[unl] == 1))))
-            rec["CTSVM+TSVM"] = float(np.mean(est.transduction_[unl] == y[unl]))
+            if select != "v5":
+                rec["CTSVM+TSVM"] = float(np.mean(est.transduction_[unl] == y[unl]))
             lead = est._leading_vector(lab, np.where(y[lab] == 1, 1.0, -1.0))
             rec["CTSVM-eig"] = float(np.mean((lead[unl] >= 0) == (y[unl] == 1)))
             rec["converged"] = est.fit_results_["status"] == "converged"
-            if kern == "linear":
+            if kern == "linear" and select == "v5":
+                rec.update(v4_peers(row, trial, jsonl))
+            elif kern == "linear":
                 for key, cls in (("TSVM", TransductiveSVM), ("DA", DeterministicAnnealingSVM)):
                     m = cls().fit(X, ys)    # their defaults, as the thesis ran its peers
                     rec[key] = float(np.mean(m.transduction_[unl] == y[unl]))
@@ -344,6 +365,18 @@ def run_rows(rows, trials, select, jsonl):
                 fh.write(json.dumps(rec) + "\n")
             print(rec, flush=True)
     return rows_report(rows, select, jsonl)
+
+
+def v4_peers(row, trial, jsonl):
+    """TSVM and DA of protocol v4 on the same row and draw (v5 changes CTSVM only)."""
+    import json
+    path = os.path.join(os.path.dirname(jsonl), "ctsvm_rows_v4.jsonl")
+    if os.path.exists(path):
+        for line in open(path):
+            r = json.loads(line)
+            if r.get("select") == "v4" and r["row"] == row and r["trial"] == trial:
+                return {k: r[k] for k in ("TSVM", "DA") if k in r}
+    return {}
 
 
 def _thesis_row(row):
@@ -495,6 +528,8 @@ Result: 4 of 12 rows within 2 points (v2: 3).
 def rows_report(rows, select, jsonl):
     """Markdown table of the JSON lines of ``run_rows`` (mean ± std over trials)."""
     import json
+    if select == "v5":
+        return rows_report_v5(rows, jsonl)
     recs = [json.loads(line) for line in open(jsonl)]
     recs = [r for r in recs if r.get("select") == select]
     v2 = select in PROTOCOLS_V2
@@ -596,6 +631,124 @@ def rows_report(rows, select, jsonl):
                      "(text rows: other features; '-': Course page text, not a v3 row).",
                      V4_NOTES]
     return sections
+
+
+V5_NOTES = """## Protocol v5 (written before any v5 fit)
+
+Decided at 09:38 UTC on 2026-11-27, before any v5 fit (issue 29), after development on other
+draws only (seeds 100-103, `benchmarks/results/ctsvm_bias_dev.md`).  v4 with three changes,
+applied to every row:
+1. Learned bias: `ConvexTSVM(offset='none', rounding='prior')` in the CV and in the final fit
+   (v4: offset 'none' on the UCI rows, 'prior' on the text rows, rounding 'balanced').  The
+   relaxation is the thesis's model without intercept; the bias is the threshold `t` (bias
+   `-t`) that puts the unlabeled rows' rounded labels within one standard error of the labeled
+   balance (eq. 3.5 on the labels, `prior_standard_error`), `t = 0` when the signs already do;
+   `decision_function` subtracts the same `t`, so the 5-fold CV scores the same rule.
+2. Low-rank kernel route with the adaptive augmented-Lagrangian penalty (sigma 10 doubling
+   up to 1e3 on a stalled primal residual): 3 of v4's 5 Banana fits that stopped at the
+   200-round cap (draws 0, 6, 9, tried before this run) converge in 13-20 rounds with it.
+   Every fit (CV folds included) is counted when it stops at the cap ('capped' columns).
+3. To fit the CPU budget (2 cores shared by 7 jobs): no TSVM refinement of CTSVM, and TSVM /
+   DA are v4's values on the same rows, draws and features (v5 changes CTSVM only).
+Unchanged: C_l = C_u by 5-fold CV of CTSVM (C in 100/10/1/0.1, ties to the larger C, folds at
+tol 1e-3), joint RBF width on Iono/Sonar/Banana, SVM by its own 3-fold CV, draws = seeds 0-9,
+data and features of v4.  Budget: the machine's load was 13 at the start (v4 ran at load
+1-2 and took 25 CPU minutes), so the run goes in two passes, each row in the order Course-s,
+Breast, Course-m, Sonar, Iono, Course-l, WinMac-m, IBM-s, Banana, IBM-m, WinMac-l, IBM-l
+(v4's cost order): draws 0-4 of every row, then draws 5-9 as far as the time (end by 11:00
+UTC) allows; the 'draws' column gives each row's count, and the same draws of v4 are shown.
+'Test': Welch's t-test of our per-draw accuracies against the thesis's mean ± sd, assuming
+10 draws for the thesis (it does not state its number); 'hit' = within 2 points.
+"""
+
+
+V5_RESULT = """## Result (written after the run)
+
+Run: `OMP_NUM_THREADS=1 ... nice -n 5 python benchmarks/bench_ctsvm.py --part rows --select v5
+--trials 5 --rows <order above>`, then `--trials 10` (resumes; 09:39-10:52 UTC, load 5-29;
+`ctsvm_rows_v5.jsonl`), then `--report-only` for this file.  All 120 draws ran.
+
+- **0 of 12 rows within 2 points** (v4: 2).  Closest: IBM-m -2.17, Course-s -2.35.
+- **No fit stopped at a cap**: 0 of 120 final fits and 0 of 3,600 CV fits (most rounds of a
+  final fit: 63, Breast, linear route; Banana 19, where v4 had 5 of 10 at the cap).
+- Course rows (the issue's): Course-l 89.60 (v4 88.37, thesis 94.62, -5.02), Course-m 83.36
+  (v4 86.14, -9.56), Course-s 77.40 (v4 90.40, -2.35).  Measured reason
+  (`ctsvm_bias_diagnose.md`, draws 0-4 refitted): the learned bias follows the labeled
+  balance, and the random draws give 30-40 % labeled positives in 9 of 15 Course draws
+  (truth 20-22 %); those transduce 36-48 % positives and score 71-84 %, where the best
+  threshold of the same scores gives 92-100 %.  Course-m/-l draws with 15-22 % labeled
+  positives score 90.3-94.3 %.  The relaxed scores rank the pages well; the bias is the
+  miss, and one standard error of a 10-50-label estimate is too loose to fix it.
+- Breast 89.79 (-8.00): the learned bias moved 5 draws and cost 2.4 points against the
+  sign of the same fits (92.21); draws 3-4 have 55 % labeled positives against 34 %.
+- The text rows on the balanced corpora gain from the thesis's model without offset (v4
+  used offset 'prior'): WinMac-m 90.36 (v4 84.29), WinMac-l 94.41 (90.65), IBM-l 76.63
+  (75.45), IBM-m 71.00 (65.68), IBM-s 67.00 (60.60); the sign of the same fits gives nearly
+  the same (the bias moved 3-4 draws), so the gain is the offset's, and WinMac-m/-l and
+  IBM-l now miss by being 3.2-5.5 points over the thesis.
+- UCI RBF rows close to v4: Iono 83.32 (v4 84.47, +3.23 over the thesis), Sonar 64.31
+  (62.87, -3.08), Banana 73.05 (73.34, -6.46); v4's reasons stand (our SVM is 5.5 over the
+  thesis's on Iono; our 2-D banana is not the thesis's d = 4 set).
+"""
+
+
+def rows_report_v5(rows, jsonl):
+    """Protocol v5 table: per row the thesis's number, ours, the difference, the test."""
+    import json
+
+    from scipy.stats import ttest_ind_from_stats
+    recs = [json.loads(line) for line in open(jsonl)]
+    recs = [r for r in recs if r.get("select") == "v5"]
+    v4 = {}
+    v4_path = os.path.join(os.path.dirname(jsonl), "ctsvm_rows_v4.jsonl")
+    if os.path.exists(v4_path):
+        for line in open(v4_path):
+            r = json.loads(line)
+            if r.get("select") == "v4":
+                v4.setdefault(r["row"], {})[r["trial"]] = r["CTSVM"]
+    out, hits, n_rows = [], 0, 0
+    for row in rows:
+        rs = sorted((r for r in recs if r["row"] == row), key=lambda r: r["trial"])
+        if not rs:
+            continue
+
+        def ms(key, rs=rs):
+            v = 100 * np.array([r[key] for r in rs if key in r])
+            return f"{v.mean():.2f} ± {v.std():.2f}" if v.size else "-"
+        acc = 100 * np.array([r["CTSVM"] for r in rs])
+        th, sd = THESIS[row][1], THESIS_SD[row]
+        diff = acc.mean() - th
+        p = ttest_ind_from_stats(acc.mean(), acc.std(ddof=1), acc.size, th, sd, 10,
+                                 equal_var=False).pvalue if acc.size > 1 else float("nan")
+        hit = abs(diff) <= 2
+        hits += hit
+        n_rows += 1
+        old = [v4.get(row, {}).get(r["trial"]) for r in rs]
+        old = [v for v in old if v is not None]
+        out.append([row, len(rs), ",".join(fmt(r["C"]) for r in rs),
+                    ",".join(f"{r['width']:g}" if r.get("width") else "-" for r in rs),
+                    ms("SVM"), ms("TSVM"), ms("DA"), f"{acc.mean():.2f} ± {acc.std():.2f}",
+                    ms("CTSVM-sign"), sum(r.get("threshold", 0.0) != 0.0 for r in rs),
+                    ms("CTSVM-eig"), f"{100 * np.mean(old):.2f}" if old else "-",
+                    f"{th} ± {sd}", f"{diff:+.2f}", f"p = {p:.3f}",
+                    "hit" if hit else "miss",
+                    fmt(float(np.median([r["t_ctsvm"] for r in rs]))),
+                    max(r.get("n_outer", 0) for r in rs),
+                    sum(not r["converged"] for r in rs),
+                    f"{sum(r.get('cv_capped', 0) for r in rs)} / "
+                    f"{sum(r.get('cv_fits', 0) for r in rs)}"])
+    head = ["row", "draws", "C per draw", "width per draw", "SVM", "TSVM (v4)", "DA (v4)",
+            "CTSVM (learned bias)", "CTSVM (sign, no bias)", "biased draws",
+            "CTSVM (eigenvector)", "CTSVM v4 (same draws)", "thesis CTSVM", "ours - thesis",
+            "test (Welch)", "verdict", "CTSVM median s", "most rounds", "final fits capped",
+            "CV fits capped"]
+    summary = (f"**Within 2 points of the thesis: {hits} of {n_rows} rows.**  Columns: "
+               "'CTSVM (learned bias)' is the protocol's number (rounding 'prior'); 'CTSVM "
+               "(sign, no bias)' the sign of the same fit's relaxed scores (eq. 3.7, offset "
+               "'none'); 'biased draws' the draws with t != 0; 'eigenvector' the leading-"
+               "eigenvector rounding of the same fit; 'most rounds' the largest number of "
+               "augmented Lagrangian rounds of a final fit (cap 200).")
+    return [summary, table(head, out), V5_NOTES, V5_RESULT]
 
 
 def run_table(names, trials, l, offset="none"):
@@ -719,10 +872,12 @@ def main():
     ap.add_argument("--part", choices=("table", "scale", "text", "rows"), default="table")
     ap.add_argument("--rows", default="Iono,Sonar,Banana,Breast,IBM-s,Course-s,WinMac-m,"
                     "IBM-m,Course-m,WinMac-l,IBM-l,Course-l", help="rows: Table 3.2 rows")
-    ap.add_argument("--select", choices=("ctsvm", "svm", "v2", "v3", "v4"), default="ctsvm",
+    ap.add_argument("--select", choices=("ctsvm", "svm", "v2", "v3", "v4", "v5"),
+                    default="ctsvm",
                     help="rows: C of CTSVM by CV of CTSVM itself or of the supervised SVM; "
                     "v2: C and RBF width by 5-fold CV of CTSVM, balanced IBM; v3: v2 with "
-                    "the balanced rounding; v4: v3 with Table 3.1's corpus vocabularies")
+                    "the balanced rounding; v4: v3 with Table 3.1's corpus vocabularies; "
+                    "v5: v4 with the learned bias (rounding 'prior', offset 'none')")
     ap.add_argument("--jsonl", default=None, help="rows: resumable per-trial results")
     ap.add_argument("--report-only", action="store_true", help="rows: table from the JSON")
     ap.add_argument("--text", default="WinMac:300:20,Course:300:20,IBM:300:20")
@@ -751,7 +906,8 @@ def main():
         title = {"ctsvm": "C selected by CV of CTSVM itself", "svm": "C selected by CV of "
                  "the SVM", "v2": "protocol v2 (C and RBF width by 5-fold CV of CTSVM, "
                  "balanced IBM)", "v3": "protocol v3 (v2 with the balanced rounding)",
-                 "v4": "protocol v4 (v3 with Table 3.1's corpus vocabularies)"}[
+                 "v4": "protocol v4 (v3 with Table 3.1's corpus vocabularies)",
+                 "v5": "protocol v5 (v4 with the learned bias)"}[
                      args.select]
         report(args.name or f"ctsvm_rows_{tag}", f"CTSVM, thesis Table 3.2, {title}",
                [load, *sections])

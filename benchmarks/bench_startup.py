@@ -1,4 +1,5 @@
-"""Start-up: ``import semisup`` and ``semisup-svmlin -A 2`` on SVMlin's bundled pcmac example.
+"""Start-up: ``import semisup``, ``semisup-svmlin -A 2`` on SVMlin's bundled pcmac example and
+``semisup fit`` / ``semisup predict`` (TransductiveSVM) on a 60-row SVMlight file.
 
 Each command runs in a fresh interpreter; wall and CPU (user + system, of the child) seconds
 are reported, the first run separately (it pays an empty numba cache where there is one: the
@@ -6,7 +7,7 @@ numba cache files of the tree are deleted before it) and the best of the followi
 CPU seconds are much less sensitive than wall seconds to the other processes of a shared
 machine.  ``--baseline-src DIR`` measures a second source tree in the same run, interleaved.
 
-Usage: ``python benchmarks/bench_startup.py [--baseline-src DIR] [--repeat 5]``
+Usage: ``python benchmarks/bench_startup.py [--baseline-src DIR] [--repeat 5] [--name NAME]``
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 from _common import Contention, report, table
 
 HERE = Path(__file__).resolve().parent
@@ -52,14 +54,28 @@ def main() -> None:
                     "checkout's; its numba cache files are deleted)")
     ap.add_argument("--baseline-src", type=Path)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--name", default="bench_startup", help="results file name")
     args = ap.parse_args()
     out = tempfile.mkdtemp()
+    small, model, pred = (os.path.join(out, n) for n in ("small.svm", "small.model", "pred"))
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 5))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    y[10:] = 0  # 10 labeled rows, 50 unlabeled
+    from semisup import io
+
+    io.write_svmlight(small, X, y)
     cli = [sys.executable, "-m", "semisup.cli.svmlin", "-A", "2", "-W", "0.001", "-U", "1",
            "-R", "0.5", "-o", out, str(PCMAC / "training_examples"),
            str(PCMAC / "training_labels")]
     commands = {"python -c pass": [sys.executable, "-c", "pass"],
                 "python -c 'import semisup'": [sys.executable, "-c", "import semisup"],
-                "semisup-svmlin -A 2 -W 0.001 -U 1 -R 0.5 (pcmac)": cli}
+                "semisup-svmlin -A 2 -W 0.001 -U 1 -R 0.5 (pcmac)": cli,
+                "semisup fit TransductiveSVM (60 rows)": [
+                    sys.executable, "-m", "semisup.cli.main", "fit", "TransductiveSVM", small,
+                    "-m", model],
+                "semisup predict (60 rows)": [sys.executable, "-m", "semisup.cli.main",
+                                              "predict", model, small, "-o", pred]}
     trees = [("this branch", args.src)]
     if args.baseline_src:
         trees.append(("baseline", args.baseline_src))
@@ -79,7 +95,7 @@ def main() -> None:
                         best[key] = (min(bw, w), min(bc, c))
     rows = [[what, tree, *first[(what, tree)], *best[(what, tree)]]
             for what in commands for tree, _ in trees]
-    report("bench_startup", "Start-up: import and the SVMlin command line on pcmac", [
+    report(args.name, "Start-up: import and the SVMlin command line on pcmac", [
         load.line(),
         f"First run (empty numba cache) and best of {args.repeat} further runs; seconds.",
         table(["command", "source", "first wall", "first CPU", "best wall", "best CPU"], rows)])

@@ -228,3 +228,27 @@ def test_candidates_are_validated():
         AutoClassifier(candidates=[LogisticRegression(), object()]).fit(X, y)
     with pytest.raises(ValueError, match="safety"):
         AutoClassifier(safety=-1).fit(X, y)
+
+
+def test_candidates_by_size():
+    """LapRLS up to 4,000 rows, label spreading above (its CV is one block solve)."""
+    from semisup.meta.auto import auto_candidates
+
+    small = [c.name for c in auto_candidates(np.zeros((4000, 3)), 2, 20)]
+    large = [c.name for c in auto_candidates(np.zeros((4001, 3)), 2, 20)]
+    assert small == ["LogisticRegression", "SVC", "LapRLS", "TransductiveSVM"]
+    assert large == ["LogisticRegression", "SVC", "LabelSpreading", "TransductiveSVM"]
+
+
+def test_label_spreading_candidate_cross_validated_in_one_solve():
+    """The automatic classifier uses LabelSpreading's one-solve CV and can pick it."""
+    from semisup import LabelSpreading
+
+    X, y_true = make_moons(300, noise=0.05, random_state=0)
+    y = np.full(300, -1)
+    for c in (0, 1):
+        y[np.flatnonzero(y_true == c)[:6]] = c
+    auto = AutoClassifier(candidates=[LogisticRegression(), LabelSpreading()],
+                          random_state=0).fit(X, y)
+    assert auto.best_candidate_ == "LabelSpreading"
+    assert np.mean(auto.transduction_[y == -1] == y_true[y == -1]) > 0.95

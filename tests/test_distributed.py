@@ -164,7 +164,7 @@ def test_bad_input(client, problem):
     design = DistributedDesign.from_arrays(client, X, y, n_partitions=2)
     with pytest.raises(ValueError, match="design.labels"):
         TransductiveSVM().fit(design, y)
-    with pytest.raises(ValueError, match="L2SVM, TransductiveSVM"):
+    with pytest.raises(TypeError, match="only L2SVM, TransductiveSVM"):
         RLSClassifier().fit(design, None)
     with pytest.raises(ValueError, match="gamma_I"):
         TransductiveSVM(gamma_I=1.0).fit(design, None)
@@ -200,7 +200,8 @@ def _kill_during_fit(client, design, at_call: int):
 
 
 def test_worker_killed_mid_fit_recovers(client, problem):
-    """The Nanny restarts the worker; the design reloads its partitions, the fit reruns."""
+    """The Nanny restarts the worker; the design reloads its partitions, the fit resumes
+    (tests/test_distributed_faults.py checks how much work that saves)."""
     X, y = problem
     design = DistributedDesign.from_arrays(client, X, y, n_partitions=3, timeout=60)
     _kill_during_fit(client, design, at_call=40)

@@ -803,3 +803,57 @@ def test_wide_file_is_refused_under_a_memory_limit(tmp_path, command):
     assert "wide.svm:3: feature index 50000000 would make training allocate" in run.stderr
     assert "Traceback" not in run.stderr and "MemoryError" not in run.stderr
     assert not model.exists() and not (tmp_path / "wide.svm.weights").exists()
+
+
+# ----------------------------------------------------------------------------------------------
+# the vectorised fast path converts numbers exactly as float() does
+# ----------------------------------------------------------------------------------------------
+
+_DIGITS = st.text("0123456789", min_size=1, max_size=25)
+decimal_literals = st.builds(
+    lambda sign, whole, frac, exp: sign + whole + frac + exp,
+    st.sampled_from(["", "+", "-"]),
+    _DIGITS,
+    st.one_of(st.just(""), st.just("."), _DIGITS.map(lambda d: "." + d)),
+    st.one_of(st.just(""), st.builds(lambda e, s, d: e + s + d, st.sampled_from("eE"),
+                                     st.sampled_from(["", "+", "-"]),
+                                     st.text("0123456789", min_size=1, max_size=4))),
+) | st.floats(allow_nan=False, allow_infinity=False).map(repr)
+
+
+@SETTINGS
+@given(values=st.lists(decimal_literals, min_size=1, max_size=30))
+def test_fast_path_values_equal_float(values: list[str]):
+    """Every decimal literal (long mantissas, large exponents, signs, '.5', '5.') is read
+    bit for bit as Python's float() reads it: the fast path's exact conversion or its
+    float() fallback, never an approximation."""
+    from semisup.io import _parse_fast
+
+    line = " ".join(f"{i + 1}:{v}" for i, v in enumerate(values))
+    parsed = _parse_fast(line.encode(), labelled=False)
+    assert parsed is not None
+    expected = np.array([float(v) for v in values])
+    np.testing.assert_array_equal(parsed[0], expected)
+    assert np.array_equal(np.signbit(parsed[0]), np.signbit(expected))
+
+
+plain_decimals = st.builds(
+    lambda sign, whole, frac: sign + whole + frac,
+    st.sampled_from(["", "+", "-"]),
+    _DIGITS,
+    st.one_of(st.just(""), st.just("."), _DIGITS.map(lambda d: "." + d)),
+) | st.builds(lambda sign, frac: sign + "." + frac, st.sampled_from(["", "-"]), _DIGITS)
+
+
+@SETTINGS
+@given(values=st.lists(plain_decimals, min_size=1, max_size=30), labelled=st.booleans())
+def test_fast_path_plain_decimals_equal_float(values: list[str], labelled: bool):
+    """Files without exponents (most real ones) take a shorter route: same values."""
+    from semisup.io import _parse_fast
+
+    pairs = " ".join(f"{i + 1}:{v}" for i, v in enumerate(values))
+    parsed = _parse_fast(("-1 " + pairs if labelled else pairs).encode(), labelled=labelled)
+    assert parsed is not None
+    expected = np.array([float(v) for v in values])
+    np.testing.assert_array_equal(parsed[0], expected)
+    assert np.array_equal(np.signbit(parsed[0]), np.signbit(expected))

@@ -287,7 +287,7 @@ def test_memory_guard_refuses_before_allocating(rng):
     tracemalloc.start()
     try:
         with pytest.raises(ValueError, match="max_memory"):
-            MultipleKernelSVC(kernels="simplemkl").fit(X, y)
+            MultipleKernelSVC(kernels="simplemkl", bank="packed").fit(X, y)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

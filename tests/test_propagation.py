@@ -341,3 +341,25 @@ def test_scikit_learn_estimator_checks(Est):
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results
               if r["status"] == "failed"]
     assert not failed
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_spreading_held_out_scores_equal_refits(n_classes):
+    """All folds of the transductive CV in one block solve equal refits with hidden labels."""
+    from sklearn.datasets import make_blobs
+
+    X, y_true = make_blobs(240, centers=n_classes, cluster_std=2.5, random_state=0)
+    labeled = np.sort(np.concatenate([np.flatnonzero(y_true == k)[:4]
+                                      for k in range(n_classes)]))
+    y = np.full(y_true.size, -1)
+    y[labeled] = y_true[labeled]
+    order = np.random.default_rng(0).permutation(labeled.size)
+    folds = [(np.setdiff1d(np.arange(labeled.size), te), te) for te in np.array_split(order, 3)]
+    scores = LabelSpreading(tol=1e-10)._held_out_scores(X, y, folds)
+    for (_, test), got in zip(folds, scores, strict=True):
+        y_fold = y.copy()
+        y_fold[labeled[test]] = -1
+        P = LabelSpreading(tol=1e-10).fit(X, y_fold).label_distributions_
+        ref = P[:, 1] - P[:, 0] if n_classes == 2 else P
+        hidden = y_fold == -1
+        np.testing.assert_allclose(got[hidden], ref[hidden], atol=1e-9)

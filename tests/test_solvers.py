@@ -348,6 +348,22 @@ def test_dual_cd_gap_checks_follow_linear_convergence():
     assert all(e > 0 for e, _ in checks)
 
 
+def test_dual_cd_gives_up_when_the_gap_falls_too_slowly(rng):
+    """``give_up_epochs``: stop early (unconverged, ``gave_up``) on a stalling run, never on
+    one that reaches ``tol`` in time."""
+    X, y = make_problem(rng, n=150, d=20, sparse=True)
+    terms = HingeTerms(y, np.ones(150))
+    easy = l2svm_dual_cd(Design(X), terms, 1.0, give_up_epochs=2000)
+    assert easy.converged and not easy.gave_up
+    # one-hot rows (15 positions x 4 symbols), many more rows than features, tiny lam
+    codes = rng.integers(0, 4, size=(600, 15))
+    Xo = sp.csr_matrix((np.ones(600 * 15), (np.arange(15) * 4 + codes).ravel(),
+                        np.arange(0, 600 * 15 + 1, 15)), shape=(600, 60))
+    yo = np.where(Xo @ rng.normal(size=60) + rng.normal(size=600) > 0, 1.0, -1.0)
+    slow = l2svm_dual_cd(Design(Xo), HingeTerms(yo, np.ones(600)), 1e-4, give_up_epochs=500)
+    assert slow.gave_up and not slow.converged and slow.n_iter <= 500
+
+
 def test_dual_cd_is_deterministic_and_needs_sparse_input(rng):
     X, y = make_problem(rng, n=80, d=6, sparse=True)
     terms = HingeTerms(y, np.ones(80))

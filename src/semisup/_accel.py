@@ -18,6 +18,13 @@ working ones and a parallel product runs slower than the serial one (measured 2-
 with one of two cores busy).  :func:`import_numba` therefore asks OpenMP to let idle threads
 sleep (``OMP_WAIT_POLICY=PASSIVE``) before numba starts its runtime, unless the user chose a
 policy; every numba import of the library goes through it.
+
+With sleeping idle threads the parallel kernels stay faster than the serial ones on a busy
+machine (measured under twice as many competing processes as cores: the product pair 0.59x
+the serial time, DA 0.58-0.70x; ``benchmarks/bench_thread_policy.py``), so they keep every
+numba thread by default.  ``SEMISUP_THREAD_POLICY=load`` caps the team at the cores other
+processes leave free (:func:`semisup.solvers._kernels.parallel_threads`), for a fit that should
+not take more than its share of a shared machine.
 """
 
 from __future__ import annotations

@@ -41,9 +41,11 @@ class SemiSupervisedClassifierMixin:
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
         y : array-like of shape (n_samples,)
             True labels, ``-1`` for rows whose label is unknown.
         sample_weight : array-like of shape (n_samples,), optional
+            Per-row weights; ``None`` weighs every row 1.
 
         Returns
         -------
@@ -72,13 +74,16 @@ class SemiSupervisedRegressorMixin:
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
         y : array-like of shape (n_samples,)
             True targets, NaN (or None / ``pd.NA``) for rows whose target is unknown.
         sample_weight : array-like of shape (n_samples,), optional
+            Per-row weights; ``None`` weighs every row 1.
 
         Returns
         -------
         float
+            R^2 on the rows with a known target.
         """
         from sklearn.metrics import r2_score
 

@@ -224,6 +224,7 @@ class ProbabilityMixin:
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
@@ -244,6 +245,17 @@ class ProbabilityMixin:
 
     @available_if(_has_probability)
     def predict_log_proba(self, X) -> np.ndarray:
-        """Logarithm of :meth:`predict_proba`."""
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Logarithm of the class probabilities.
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))

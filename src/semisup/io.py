@@ -30,10 +30,11 @@ Numbers are decimal literals (``[+-]digits[.digits][e[+-]digits]``); ``nan``, ``
 values overflowing float64 are rejected.  Every malformed input raises :class:`FileFormatError`
 naming the file, the first offending 1-based line, the offending token and what was expected.
 
-Implementation note: the readers first try a fast path (scikit-learn's compiled svmlight parser,
-only on files whose characters cannot smuggle in anything the format forbids, followed by
-vectorised checks of the result).  If that fails or looks suspicious, an authoritative
-line-by-line parser runs, which either returns the data or raises for the first bad line.
+Implementation note: the readers first try a fast path (a numpy-vectorised parser, only on
+files whose characters cannot smuggle in anything the format forbids; it accepts a token only
+when it is certainly valid and converts numbers exactly as ``float()`` does).  If that fails or
+looks suspicious, an authoritative line-by-line parser runs, which either returns the data or
+raises for the first bad line.
 """
 
 from __future__ import annotations
@@ -467,71 +468,196 @@ def _make_csr(
     return X
 
 
-# Below this many bytes the fast path parses in Python (``int``/``float`` on the tokens, as
-# scikit-learn's parser does): importing scikit-learn would cost more than the parse.
-_PY_PARSE_MAX_BYTES = 8 << 20
-_SPACES = np.array([ord(c) for c in " \t\r\n"], dtype=np.uint8)
+# Powers of ten as float64; 10**k is exact for k <= 22 (5**22 < 2**53).  Larger powers (inf
+# beyond 308) only serve to flag the tokens too long for the exact conversion.
+with np.errstate(over="ignore"):
+    _POW10 = np.power(10.0, np.arange(400))
+_EXACT_POW10_MAX = 22
+_EXACT_INT_MAX = float(2**53)
 
 
-def _colons_well_placed(buf: bytes) -> bool:
-    """Every colon inside a token, and no token with two colons (vectorised)."""
+# digit value of each byte (0 for the other characters)
+_DIGIT_VALUE = np.zeros(256)
+_DIGIT_VALUE[48:58] = np.arange(10)
+_SEPARATOR = np.zeros(256, dtype=bool)
+_SEPARATOR[list(b" \t\r\n:")] = True
+
+
+def _place_values(c: np.ndarray, right: np.ndarray, first: np.ndarray,
+                  mask: np.ndarray | None = None) -> np.ndarray:
+    """Per token (starting at ``first`` in ``c``): its digits (those in ``mask``) read as a
+    decimal integer, ``right`` being the number of such digits right of each one.  Exact
+    below 2**53 (every term and partial sum is then an exact integer); larger or inf beyond
+    (powers are capped at 1e308, so that a zero digit never makes 0 * inf)."""
+    weights = _DIGIT_VALUE[c] * _POW10[np.clip(right, 0, 308)]
+    if mask is not None:
+        weights[~mask] = 0.0
+    return np.add.reduceat(weights, first)
+
+
+def _token_values(buf: bytes, c: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                  others: np.ndarray, others_tok: np.ndarray) -> np.ndarray | None:
+    """Values of the tokens of ``buf``, vectorised; None unless every token is a decimal
+    literal ``[+-]?(digits[.digits]|[digits].digits)([eE][+-]?digits)?``.
+
+    ``c`` is the concatenation of the tokens (separators removed), ``starts`` and
+    ``lengths`` their byte ranges in ``buf``, ``others`` the positions in ``c`` of the
+    characters other than digits and ``others_tok`` their tokens.  Values are what
+    ``float()`` gives (correctly rounded): with ``m`` the token's digits read as an integer
+    and ``e`` its decimal exponent, ``m * 10**e`` (``m / 10**-e``) is one correctly rounded
+    operation on exact operands when ``m < 2**53`` and ``|e| <= 22`` (Clinger's fast
+    path); the other tokens (long mantissas, large exponents) are converted by ``float()``
+    one by one.
+    """
+    n_tok = starts.size
+    if n_tok == 0:
+        return np.zeros(0)
+    first = np.zeros(n_tok, dtype=np.intp)
+    np.cumsum(lengths[:-1], out=first[1:])
+    if others.size == 0 and lengths.max() <= 15:
+        # short integers only (indices, counts, one-hot values): no grammar to check, exact;
+        # a digit's power of ten: the digits right of it in its token
+        return _place_values(c, np.repeat(first + lengths - 1, lengths) - np.arange(c.size),
+                             first)
+    # the grammar, checked on the few characters that are not digits
+    oc, ot = c[others], others_tok
+    ok = others - first[ot]  # their position within the token
+    is_e, is_dot = (oc | 32) == 101, oc == 46
+    sign = ~(is_e | is_dot)  # the character set leaves '+' and '-'
+    if np.bincount(ot[is_e], minlength=n_tok).max(initial=0) > 1 \
+            or np.bincount(ot[is_dot], minlength=n_tok).max(initial=0) > 1:
+        return None
+    mant_end = lengths.copy()  # where the mantissa ends: at the 'e', or the token's end
+    mant_end[ot[is_e]] = ok[is_e]
+    has_e = mant_end < lengths
+    dot_at = np.full(n_tok, -1)
+    dot_at[ot[is_dot]] = ok[is_dot]
+    has_dot = dot_at >= 0
+    if np.any(dot_at > mant_end):
+        return None  # a dot in the exponent
+    sign_k, sign_t, minus = ok[sign], ot[sign], oc[sign] == 45
+    exp_sign = has_e[sign_t] & (sign_k == mant_end[sign_t] + 1)
+    if not np.all((sign_k == 0) | exp_sign):
+        return None  # a sign inside a number
+    lead_sign = np.zeros(n_tok, dtype=bool)
+    lead_sign[sign_t[sign_k == 0]] = True
+    has_exp_sign = np.zeros(n_tok, dtype=bool)
+    has_exp_sign[sign_t[exp_sign]] = True
+    n_mant = mant_end - lead_sign - has_dot
+    if np.any(n_mant < 1) or np.any(has_e & (lengths - mant_end - 1 - has_exp_sign < 1)):
+        return None  # no digits before, or after, the 'e'
+    e10 = -np.where(has_dot, mant_end - 1 - dot_at, 0)  # less the fraction digits
+    if not has_e.any():
+        # plain decimals (the common case): their digits, dot and sign dropped, are integers
+        digits = np.ones(c.size, dtype=bool)
+        digits[others] = False
+        first_digit = np.zeros(n_tok, dtype=np.intp)
+        np.cumsum(n_mant[:-1], out=first_digit[1:])
+        right = np.repeat(first_digit + n_mant - 1, n_mant) - np.arange(first_digit[-1]
+                                                                         + n_mant[-1])
+        m = _place_values(c[digits], right, first_digit)
+    else:
+        at = np.arange(c.size)
+        to_end = np.repeat(first + lengths - 1, lengths) - at  # digits right, to the end
+        # digits right of a mantissa digit: to the mantissa's end, less the dot if right
+        mant_stop = np.repeat(first + mant_end, lengths)
+        right = mant_stop - 1 - at
+        right -= at < np.repeat(np.where(has_dot, first + dot_at, -1), lengths)
+        in_mant = at < mant_stop
+        m = _place_values(c, right, first, in_mant)
+        x = _place_values(c, to_end, first, ~in_mant)
+        neg_exp = np.zeros(n_tok, dtype=bool)
+        neg_exp[sign_t[exp_sign & minus]] = True
+        e10 = e10 + np.where(neg_exp, -x, x)
+    zero = m == 0
+    easy = zero | ((m < _EXACT_INT_MAX) & (np.abs(e10) <= _EXACT_POW10_MAX))
+    p = _POW10[np.where(easy & ~zero, np.abs(e10), 0).astype(np.intp)]
+    values = np.where(e10 >= 0, m * p, m / p)
+    values[zero] = 0.0
+    negative = np.zeros(n_tok, dtype=bool)
+    negative[sign_t[(sign_k == 0) & minus]] = True
+    np.negative(values, out=values, where=negative)
+    for i in np.flatnonzero(~easy).tolist():
+        values[i] = float(buf[starts[i]:starts[i] + lengths[i]])
+    return values
+
+
+def _parse_fast(buf: bytes, labelled: bool
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Vectorised parser for text made of :data:`_SPARSE_CHARS` only; None when in doubt.
+
+    ``labelled=False`` (SVMlin examples): every line is a row, an empty one too, and every
+    token is ``index:value``.  ``labelled=True`` (SVMlight, comments removed): lines without
+    tokens are skipped, the others start with a label.  Returns ``(data, indices (0-based),
+    indptr, labels)`` (labels all 0 when unlabelled), or None for anything not certainly
+    valid: the line-by-line parser then decides and names the bad line.
+    """
     a = np.frombuffer(buf, dtype=np.uint8)
-    colons = np.flatnonzero(a == ord(":"))
-    if colons.size == 0:
-        return True
-    if colons[0] == 0 or colons[-1] == a.size - 1:
-        return False
-    space = np.isin(a, _SPACES)
-    if space[colons - 1].any() or space[colons + 1].any():
-        return False
-    seen = np.cumsum(space)
-    return not np.any(seen[colons[1:]] == seen[colons[:-1]])
-
-
-def _parse_small(buf: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """:func:`_parse_fast` for small buffers, without scikit-learn; None when in doubt."""
-    if not _colons_well_placed(buf):
-        return None
-    labels, pairs, counts = [], [], []
-    for line in buf.split(b"\n"):
-        tokens = line.split()
-        if not tokens:
-            continue
-        if b":" in tokens[0] or line.count(b":") != len(tokens) - 1:
+    n = a.size
+    if n == 0:
+        if labelled:
             return None
-        labels.append(tokens[0])
-        pairs.extend(tokens[1:])
-        counts.append(len(tokens) - 1)
-    flat = b" ".join(pairs).replace(b":", b" ").split()
-    try:
-        y = np.array([float(t) for t in labels], dtype=np.float64)
-        indices = np.array([int(t) for t in flat[0::2]], dtype=np.int64) - 1
-        data = np.array([float(t) for t in flat[1::2]], dtype=np.float64)
-    except (ValueError, OverflowError):
+        return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(2, dtype=np.int64), \
+            np.zeros(1)
+    sep = _SEPARATOR[a]
+    # tokens: maximal runs of other characters (a label, an index or a value)
+    edges = np.flatnonzero(np.diff(sep, prepend=True, append=True))
+    starts, ends = edges[0::2], edges[1::2]
+    colons = np.flatnonzero(a == 58)
+    if colons.size and (colons[0] == 0 or colons[-1] == n - 1 or sep[colons - 1].any()
+                        or sep[colons + 1].any()):
+        return None  # a colon at the edge of a token
+    # so every colon joins an index token (ending at it) and a value token (starting after)
+    is_index = np.zeros(starts.size, dtype=bool)
+    inner = ends < n
+    is_index[inner] = a[ends[inner]] == 58
+    is_value = np.zeros(starts.size, dtype=bool)
+    inner = starts > 0
+    is_value[inner] = a[starts[inner] - 1] == 58
+    if np.any(is_index & is_value):
+        return None  # two colons in a token
+    index_tok = np.flatnonzero(is_index)
+    lines = np.flatnonzero(a == 10)
+    if labelled:
+        is_label = ~(is_index | is_value)
+        line = np.searchsorted(lines, starts)
+        first_in_line = np.ones(starts.size, dtype=bool)
+        first_in_line[1:] = line[1:] != line[:-1]
+        if not np.array_equal(is_label, first_in_line):
+            return None  # a line not made of a label and index:value pairs
+        n_rows = int(np.count_nonzero(first_in_line))
+        if n_rows == 0:
+            return None
+        counts = np.bincount(np.cumsum(first_in_line)[index_tok] - 1, minlength=n_rows)
+    else:
+        if index_tok.size * 2 != starts.size:
+            return None  # a token without a colon
+        n_rows = lines.size + 1
+        # one colon per pair: a row's pairs are the colons between its line's ends
+        counts = np.diff(np.searchsorted(colons, lines), prepend=0, append=colons.size)
+    lengths = ends - starts
+    c = a[~sep]
+    others = np.flatnonzero((c - 48) > 9)  # not a digit (uint8: below '0' wraps)
+    others_tok = np.searchsorted(np.cumsum(lengths), others, side="right")
+    if is_index[others_tok].any():
+        return None  # indices are plain digits (no sign, dot or exponent)
+    with np.errstate(over="ignore", invalid="ignore"):  # long tokens: inf, see float() below
+        values = _token_values(buf, c, starts, lengths, others, others_tok)
+    if values is None:
         return None
-    indptr = np.zeros(len(counts) + 1, dtype=np.int64)
+    index = values[index_tok]
+    if index.size and (index.min() < 1 or index.max() > _MAX_INDEX):
+        return None
+    indices = index.astype(np.int64) - 1
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
-    if indices.size and (indices.min() < 0 or indices.max() >= _MAX_INDEX):
-        return None
     steps = np.diff(indices)
-    starts = indptr[1:-1]
-    steps[starts[(starts > 0) & (starts < indices.size)] - 1] = 1  # across rows: no order
+    row_starts = indptr[1:-1]
+    steps[row_starts[(row_starts > 0) & (row_starts < indices.size)] - 1] = 1
     if np.any(steps <= 0):  # indices must increase strictly within a row
         return None
-    return data, indices, indptr, y
-
-
-def _parse_fast(buf: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """Parse with scikit-learn's compiled parser; None when it rejects the input."""
-    if len(buf) <= _PY_PARSE_MAX_BYTES:
-        return _parse_small(buf)
-    from sklearn.datasets import load_svmlight_file
-
-    try:
-        X, y = load_svmlight_file(io.BytesIO(buf), zero_based=False, dtype=np.float64)
-    except (ValueError, OverflowError, TypeError):
-        return None
-    return X.data, X.indices, X.indptr, np.asarray(y, dtype=np.float64)
+    labels = values[~(is_index | is_value)] if labelled else np.zeros(n_rows)
+    return values[index_tok + 1], indices, indptr, labels
 
 
 def _fast_result(
@@ -576,8 +702,8 @@ def read_svmlin_examples(path: PathLike, n_features: int | None = None,
     Returns
     -------
     scipy.sparse.csr_matrix
-        float64 matrix of shape ``(number of lines, n_features or max index)`` with 0-based
-        columns, sorted indices and no explicitly stored zeros.
+        A float64 matrix of shape ``(number of lines, n_features or max index)`` with
+        0-based columns, sorted indices and no explicitly stored zeros.
 
     Raises
     ------
@@ -609,10 +735,7 @@ def read_svmlin_examples(path: PathLike, n_features: int | None = None,
     del data
     X = None
     if not body.translate(None, _SPARSE_CHARS):
-        # prefix a dummy label so that every line (even an empty one) becomes one row
-        buf = b"0 " + body.replace(b"\n", b"\n0 ")
-        result = _fast_result(_parse_fast(buf), n_lines, n_features)
-        del buf
+        result = _fast_result(_parse_fast(body, labelled=False), n_lines, n_features)
         if result is not None:
             X = result[0]
     if X is None:
@@ -646,9 +769,10 @@ def read_svmlight(
     Returns
     -------
     X : scipy.sparse.csr_matrix
-        float64 matrix of shape ``(n_examples, n_features or max index)``, 0-based columns.
+        A float64 matrix of shape ``(n_examples, n_features or max index)``, 0-based
+        columns.
     y : numpy.ndarray
-        float64 labels, shape ``(n_examples,)``.
+        The float64 labels, shape ``(n_examples,)``.
 
     Raises
     ------
@@ -666,7 +790,7 @@ def read_svmlight(
     code = _COMMENT_RE.sub(b"", body) if b"#" in body else body
     result = None
     if not code.translate(None, _SPARSE_CHARS):
-        result = _fast_result(_parse_fast(code), None, n_features)
+        result = _fast_result(_parse_fast(code, labelled=True), None, n_features)
     del code
     if result is None:
         result = _parse_slow(name, body, labelled=True, n_features=n_features)
@@ -728,7 +852,7 @@ def read_svmlin_labels(path: PathLike) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        float64 array with values in {-1, 0, +1}, one per line.
+        A float64 array with values in {-1, 0, +1}, one per line.
 
     Raises
     ------
@@ -923,6 +1047,7 @@ def labels_to_svmlin(y: object) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of float64 of shape (n,)
+        The SVMlin coding of ``y``.
 
     Raises
     ------

@@ -69,6 +69,17 @@ class LabeledSplit(BaseCrossValidator):
     cv : cross-validation generator
         A scikit-learn splitter (e.g. ``StratifiedKFold``, ``RepeatedStratifiedKFold``,
         ``GroupKFold``); it sees the labeled rows and their labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.model_selection import KFold
+    >>> from semisup.model_selection import LabeledSplit
+    >>> y = np.array([0, 0, 1, 1, -1, -1])          # rows 4 and 5 are unlabeled
+    >>> for train, test in LabeledSplit(KFold(2)).split(np.zeros((6, 1)), y):
+    ...     print(train.tolist(), test.tolist())
+    [2, 3, 4, 5] [0, 1]
+    [0, 1, 4, 5] [2, 3]
     """
 
     def __init__(self, cv):
@@ -83,10 +94,18 @@ class LabeledSplit(BaseCrossValidator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The rows (only their number is used).
         y : array-like of shape (n_samples,)
             Class labels, ``-1`` for unlabeled rows (required).
         groups : array-like of shape (n_samples,), optional
             Passed on (restricted to the labeled rows) to group-aware splitters.
+
+        Yields
+        ------
+        train : ndarray of int
+            The labeled training rows of the split and every unlabeled row, sorted.
+        test : ndarray of int
+            The held-out labeled rows.
         """
         if y is None:
             raise ValueError(f"{type(self).__name__}.split needs y to tell labeled rows "
@@ -114,7 +133,18 @@ class LabeledSplit(BaseCrossValidator):
         """Hook: validate the labeled rows before splitting."""
 
     def get_n_splits(self, X=None, y=None, groups=None) -> int:
-        """Number of splits of the wrapped splitter."""
+        """Return the number of splits of the wrapped splitter.
+
+        Parameters
+        ----------
+        X, y, groups : object
+            Passed on to the wrapped splitter's ``get_n_splits``.
+
+        Returns
+        -------
+        int
+            Number of ``(train, test)`` pairs :meth:`split` yields.
+        """
         return self._inner().get_n_splits(X, y, groups)
 
     def __repr__(self) -> str:
@@ -134,6 +164,17 @@ class LabeledStratifiedKFold(LabeledSplit):
         ``StratifiedKFold``).
     random_state : int, RandomState instance or None, default=None
         Seed of the shuffle; an int gives the same folds on every call.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup.model_selection import LabeledStratifiedKFold
+    >>> y = np.array([0, 0, 1, 1, -1, -1])
+    >>> cv = LabeledStratifiedKFold(2, random_state=0)
+    >>> for train, test in cv.split(np.zeros((6, 1)), y):
+    ...     print(train.tolist(), test.tolist())
+    [0, 3, 4, 5] [1, 2]
+    [1, 2, 4, 5] [0, 3]
     """
 
     def __init__(self, n_splits: int = 5, *, shuffle: bool = True, random_state=None):
@@ -162,7 +203,18 @@ class LabeledStratifiedKFold(LabeledSplit):
                           UserWarning, stacklevel=3)
 
     def get_n_splits(self, X=None, y=None, groups=None) -> int:
-        """Returns ``n_splits``."""
+        """Return ``n_splits``.
+
+        Parameters
+        ----------
+        X, y, groups : object
+            Ignored; present for the scikit-learn splitter API.
+
+        Returns
+        -------
+        int
+            Number of ``(train, test)`` pairs :meth:`split` yields.
+        """
         return self.n_splits
 
     def __repr__(self) -> str:
@@ -180,6 +232,18 @@ class LabeledStratifiedShuffleSplit(LabeledSplit):
     test_size : float or int, default=0.2
         Fraction (or number) of the labeled rows held out in each split.
     random_state : int, RandomState instance or None, default=None
+        Seed of the shuffles; an int gives the same splits on every call.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup.model_selection import LabeledStratifiedShuffleSplit
+    >>> y = np.array([0, 0, 1, 1, -1, -1])
+    >>> cv = LabeledStratifiedShuffleSplit(2, test_size=0.5, random_state=0)
+    >>> for train, test in cv.split(np.zeros((6, 1)), y):
+    ...     print(train.tolist(), sorted(test.tolist()))
+    [1, 2, 4, 5] [0, 3]
+    [0, 2, 4, 5] [1, 3]
     """
 
     def __init__(self, n_splits: int = 10, *, test_size=0.2, random_state=None):
@@ -192,7 +256,18 @@ class LabeledStratifiedShuffleSplit(LabeledSplit):
                                       random_state=self.random_state)
 
     def get_n_splits(self, X=None, y=None, groups=None) -> int:
-        """Returns ``n_splits``."""
+        """Return ``n_splits``.
+
+        Parameters
+        ----------
+        X, y, groups : object
+            Ignored; present for the scikit-learn splitter API.
+
+        Returns
+        -------
+        int
+            Number of ``(train, test)`` pairs :meth:`split` yields.
+        """
         return self.n_splits
 
     def __repr__(self) -> str:
@@ -211,6 +286,12 @@ def labeled_cv(cv=5, *, random_state=None) -> LabeledSplit:
         returned unchanged.
     random_state : int or None
         Seed for the folds when ``cv`` is an int.
+
+    Returns
+    -------
+    LabeledSplit
+        A splitter whose test folds are labeled rows and whose training folds hold every
+        unlabeled row.
     """
     if isinstance(cv, LabeledSplit):
         return cv
@@ -590,7 +671,7 @@ def transductive_cross_validate(estimator, X, y, *, groups=None, cv=5, scoring=N
 def transductive_cross_val_score(estimator, X, y, *, groups=None, cv=5, scoring=None,
                                  n_jobs: int | None = None, fit_params: dict | None = None,
                                  error_score=np.nan, random_state=None) -> np.ndarray:
-    """Scores of :func:`transductive_cross_validate`, one per fold.
+    """Return the scores of :func:`transductive_cross_validate`, one per fold.
 
     Parameters
     ----------
@@ -773,6 +854,7 @@ class TransductiveGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         Returns
         -------
         self : TransductiveGridSearchCV
+            The fitted search.
         """
         from sklearn.base import clone
         from sklearn.model_selection import ParameterGrid
@@ -880,10 +962,12 @@ class TransductiveGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Predicted class labels.
         """
         return self._check_refitted("predict").predict(X)
 
@@ -894,10 +978,12 @@ class TransductiveGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray
+            The best estimator's ``decision_function`` output.
         """
         return self._check_refitted("decision_function").decision_function(X)
 
@@ -908,10 +994,12 @@ class TransductiveGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            Class probabilities, columns in the order of ``classes_``.
         """
         return self._check_refitted("predict_proba").predict_proba(X)
 
@@ -921,12 +1009,14 @@ class TransductiveGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Rows to score.
         y : array-like of shape (n_samples,)
             True labels; ``-1`` rows are ignored.
 
         Returns
         -------
         float
+            The refit scorer's value on the labeled rows.
         """
         est = self._check_refitted("score")
         if self.multimetric_ and not isinstance(self.refit, str):
@@ -972,7 +1062,7 @@ def check_positive_or_auto(value, name: str, *, allow_zero: bool = False) -> Non
 
 
 def auto_folds(y, random_state=None) -> list | None:
-    """Folds of the automatic modes: ``[(train_labeled, test), ...]`` or ``None`` (no CV).
+    """Return the folds of the automatic modes: ``[(train_labeled, test), ...]`` or ``None``.
 
     Stratified k-fold over the labeled rows with ``k = min(5, smallest class)``, repeated
     ``ceil(5 / k)`` times with fresh shuffles when ``k < 5`` (so that every value is judged
@@ -1018,6 +1108,11 @@ def auto_folds(y, random_state=None) -> list | None:
 
 class ParameterSelection:
     """Result of :func:`select_parameter`.
+
+    Parameters
+    ----------
+    name, best, cv_results, folds, fallback : object
+        Stored as the attributes of the same names.
 
     Attributes
     ----------
@@ -1117,6 +1212,7 @@ def select_parameter(estimator, X, y, name: str, values, *, default,
     Returns
     -------
     ParameterSelection
+        The chosen value, the per-value CV scores and the folds.
 
     Examples
     --------

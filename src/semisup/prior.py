@@ -229,6 +229,7 @@ def score_mixture_prior(scores, labeled_scores, labeled_y, *, n_classes: int | N
     Returns
     -------
     PriorEstimate
+        The estimated prior, the unlabeled rows' posteriors and the EM trace.
 
     Raises
     ------
@@ -509,12 +510,14 @@ class ClassPriorEstimator(BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Class labels, ``-1`` for the rows whose prior is estimated (at least one).
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         from semisup.calibration import out_of_fold_decisions
 

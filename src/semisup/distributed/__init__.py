@@ -15,13 +15,28 @@ pass it to ``fit``::
     clf.predict(X_test)                               # an ordinary fitted estimator
     clf.transduction_                                 # a dask array left on the workers
     PrototypeVectorMachine().fit(design, design.labels)   # also LinearLapRLS
+
+For data that does not fit the client, let the workers read their own partitions:
+:func:`from_svmlight_files` / :func:`from_svmlin_files` (one file per partition, a glob or a
+list) or :func:`from_dask_array` / :func:`from_dask_dataframe` (row chunks kept where the
+cluster computed them).
 """
 
 from semisup.distributed.design import (
     DistributedDesign,
     DistributedLabels,
+    NotDistributedError,
+    WorkerFrozenError,
     WorkerLostError,
     is_distributed,
 )
+from semisup.distributed.readers import (
+    from_dask_array,
+    from_dask_dataframe,
+    from_svmlight_files,
+    from_svmlin_files,
+)
 
-__all__ = ["DistributedDesign", "DistributedLabels", "WorkerLostError", "is_distributed"]
+__all__ = ["DistributedDesign", "DistributedLabels", "NotDistributedError", "WorkerFrozenError",
+           "WorkerLostError", "from_dask_array", "from_dask_dataframe", "from_svmlight_files",
+           "from_svmlin_files", "is_distributed"]

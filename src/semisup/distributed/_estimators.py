@@ -11,24 +11,38 @@ import logging
 
 import numpy as np
 
-from semisup.distributed import _solvers
-from semisup.distributed.design import DistributedLabels, WorkerLostError
+from semisup.distributed._resume import FitJournal, ResumableS3VMRows, resumable_mfn
+from semisup.distributed.design import (
+    NOT_DISTRIBUTED,
+    DistributedLabels,
+    NotDistributedError,
+    WorkerLostError,
+)
+from semisup.solvers.s3vm import deterministic_annealing_rows, transductive_svm_rows
 
 logger = logging.getLogger("semisup.distributed")
 
 
-def _with_restarts(name: str, design, fit):
-    """``fit()``, started over after a worker loss (at most ``design.max_restarts`` times)."""
-    for attempt in range(design.max_restarts + 1):
-        try:
-            return fit()
-        except WorkerLostError as exc:
-            if attempt == design.max_restarts:
-                raise WorkerLostError(
-                    f"{name}.fit: {exc}; gave up after {design.max_restarts} restart(s) — "
-                    f"no result was stored") from exc
-            logger.warning("%s.fit: %s; reloading the partitions and starting over", name, exc)
-            design.restart()
+def _with_restarts(name: str, design, fit, journal=None):
+    """``fit()``, run again after a worker loss (at most ``design.max_restarts`` times):
+    only the lost partitions are reloaded, and a fit keeping a ``journal`` resumes from
+    its last completed step (:mod:`semisup.distributed._resume`)."""
+    design.rebalance()  # onto workers that joined since the design was built or last fit
+    design._journal = journal
+    try:
+        for attempt in range(design.max_restarts + 1):
+            try:
+                return fit()
+            except WorkerLostError as exc:
+                if attempt == design.max_restarts:
+                    raise type(exc)(
+                        f"{name}.fit: {exc}; gave up after {design.max_restarts} restart(s) "
+                        f"— no result was stored", exc.workers) from exc
+                logger.warning("%s.fit: %s; reloading the lost partitions and %s", name, exc,
+                               "resuming" if journal is not None else "starting over")
+                design.restart()
+    finally:
+        design._journal = None
 
 
 def fit_pvm_distributed(estimator, design, y=None) -> None:
@@ -55,9 +69,7 @@ def fit_distributed(estimator, design, y=None, sample_weight=None):
     name = type(estimator).__name__
     if not isinstance(estimator, (L2SVM, TransductiveSVM, DeterministicAnnealingSVM,
                                   LinearLapRLS)):
-        raise ValueError(f"X: a DistributedDesign can be fitted by L2SVM, TransductiveSVM, "
-                         f"DeterministicAnnealingSVM, LinearLapRLS and PrototypeVectorMachine, "
-                         f"not {name}; pass a matrix instead")
+        raise NotDistributedError(f"{name}: {NOT_DISTRIBUTED}")
     if y is not None and not (isinstance(y, DistributedLabels) and y.design is design):
         raise ValueError("y: the labels of a DistributedDesign travel with its rows; call "
                          "fit(design, design.labels) or fit(design, None)")
@@ -72,13 +84,14 @@ def fit_distributed(estimator, design, y=None, sample_weight=None):
     if isinstance(estimator, L2SVM) and estimator.solver not in ("auto", "mfn"):
         raise ValueError(f"solver={estimator.solver!r} is not available on a DistributedDesign "
                          f"(dual coordinate descent is sequential): use solver='mfn' or 'auto'")
-    fitted = _with_restarts(name, design, lambda: _fit(estimator, design))
+    journal = FitJournal()
+    fitted = _with_restarts(name, design, lambda: _fit(estimator, design, journal), journal)
     for key, value in fitted.items():
         setattr(estimator, key, value)
     return estimator
 
 
-def _fit(est, dd) -> dict:
+def _fit(est, dd, journal: FitJournal | None = None) -> dict:
     from semisup.linear._base import class_fractions
     from semisup.linear.da import DeterministicAnnealingSVM
     from semisup.linear.laplacian import LinearLapRLS
@@ -104,22 +117,30 @@ def _fit(est, dd) -> dict:
     mfn_options = dict(tol=est.tol, max_iter=est.max_iter or 50, max_cg_iter=est.max_cg_iter)
     results = []
     fractions = class_fractions(getattr(est, "positive_fraction", None), classes)
+    journal = journal if journal is not None else FitJournal()
     for i, k in enumerate(positives):
+        if i in journal.done:  # finished before a worker was lost
+            results.append(journal.done[i])
+            continue
+        journal.start_problem(i)
         dd._call("clear_problem")
         n_pos = dd._sum("set_binary", k)
         prior = n_pos / dd.n_labeled if fractions is None else float(fractions[i])
         if isinstance(est, L2SVM):
             dd._call("problem_costs", float(est.cost_positive), float(est.cost_negative))
             from semisup.regularizers import Ridge
-            res = _solvers.l2svm_mfn(dd, Ridge(est.lam), n_weights, **mfn_options)
+            res = resumable_mfn(dd, journal, Ridge(est.lam), n_weights, **mfn_options)
         elif isinstance(est, TransductiveSVM):
-            res = _solvers.transductive_svm(
-                dd, n_weights, est.lam, est.lam_u, est._positive_fraction(prior),
-                mfn_options=mfn_options, **est._algorithm_options())
+            res = transductive_svm_rows(
+                ResumableS3VMRows(dd, n_weights, journal), est.lam, est.lam_u,
+                est._positive_fraction(prior), mfn_options=mfn_options,
+                **est._algorithm_options())
         else:
-            res = _solvers.deterministic_annealing(
-                dd, n_weights, est.lam, est.lam_u, est._positive_fraction(prior),
-                mfn_options=mfn_options, **est._algorithm_options())
+            res = deterministic_annealing_rows(
+                ResumableS3VMRows(dd, n_weights, journal), est.lam, est.lam_u,
+                est._positive_fraction(prior), mfn_options=mfn_options,
+                **est._algorithm_options())
+        journal.done[i] = res
         results.append(res)
     d = dd.n_features
     coef = np.vstack([r.w[:d] for r in results])

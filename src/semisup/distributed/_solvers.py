@@ -36,11 +36,7 @@ from semisup.solvers.line_search import _PROBES, _walk
 from semisup.solvers.mfn import REUSE_PRECONDITIONER, MFNResult, mfn_rows
 from semisup.solvers.preconditioners import Diagonal
 from semisup.solvers.s3vm import (
-    DAResult,
-    TSVMResult,
     beliefs_root,
-    deterministic_annealing_rows,
-    transductive_svm_rows,
 )
 
 logger = logging.getLogger("semisup.distributed")
@@ -166,17 +162,20 @@ class BlockMFNRows:
 
 def l2svm_mfn(dd, reg, n_weights: int, w0: np.ndarray | None = None,
               outputs_ready: bool = False, precondition="jacobi", fused: bool = True,
-              **options) -> MFNResult:
+              rows: BlockMFNRows | None = None, **options) -> MFNResult:
     """:func:`semisup.solvers.mfn.mfn_rows` over the problem the workers have set up.
 
     ``outputs`` of the result is ``None``: the outputs stay on the workers.  ``fused``: see
-    :class:`BlockRows`; ``options``: those of :func:`semisup.solvers.mfn.l2svm_mfn`.
+    :class:`BlockRows`; ``rows``: the row object (one that checkpoints, see
+    :mod:`semisup.distributed._resume`), a :class:`BlockMFNRows` by default; ``options``:
+    those of :func:`semisup.solvers.mfn.l2svm_mfn`.
     """
     if precondition not in ("jacobi", "auto", True, False, None):
         raise ValueError(f"precondition must be 'jacobi' or False on a DistributedDesign, got "
                          f"{precondition!r}")
-    return mfn_rows(BlockMFNRows(dd, n_weights, outputs_ready, fused), reg, n_weights, w0=w0,
-                    precondition=precondition, **options)
+    if rows is None:
+        rows = BlockMFNRows(dd, n_weights, outputs_ready, fused)
+    return mfn_rows(rows, reg, n_weights, w0=w0, precondition=precondition, **options)
 
 
 def kth_smallest(dd, name: str, k: int, stats=None) -> float:
@@ -358,17 +357,3 @@ class BlockS3VMRows:
 
     def best_beliefs(self) -> None:
         return None
-
-
-def transductive_svm(dd, n_weights: int, lam: float, lam_u: float, positive_fraction: float,
-                     **options) -> TSVMResult:
-    """:func:`semisup.solvers.s3vm.transductive_svm_rows` over a distributed design."""
-    return transductive_svm_rows(BlockS3VMRows(dd, n_weights), lam, lam_u, positive_fraction,
-                                 **options)
-
-
-def deterministic_annealing(dd, n_weights: int, lam: float, lam_u: float,
-                            positive_fraction: float, **options) -> DAResult:
-    """:func:`semisup.solvers.s3vm.deterministic_annealing_rows` over a distributed design."""
-    return deterministic_annealing_rows(BlockS3VMRows(dd, n_weights), lam, lam_u,
-                                        positive_fraction, **options)

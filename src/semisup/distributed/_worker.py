@@ -105,6 +105,23 @@ def block_call(key: str, method: str, index: int, *args):
     return getattr(get_worker().state.actors[key], method)(index, *args)
 
 
+def add_blocks(key: str, parts) -> None:
+    """Task run on a worker: load ``parts`` into the :class:`BlockWorker` actor ``key``
+    living there (partitions reloaded after another worker was lost)."""
+    from distributed import get_worker
+
+    get_worker().state.actors[key].add_parts(parts)
+
+
+def drop_blocks(key: str, indices) -> None:
+    """Task run on a worker: forget the partitions ``indices`` (moved to another worker)."""
+    from distributed import get_worker
+
+    actor = get_worker().state.actors[key]
+    drop = set(indices)
+    actor.blocks = [b for b in actor.blocks if b.index not in drop]
+
+
 class BlockWorker(GraphWorkerMixin):
     """The blocks of one worker and the state of the fit in progress over them.
 
@@ -117,6 +134,10 @@ class BlockWorker(GraphWorkerMixin):
 
     def __init__(self, parts):
         self.blocks = []
+        self.add_parts(parts)
+
+    def add_parts(self, parts) -> None:
+        """Load more partitions (a loader run here, or the arrays); blocks in row order."""
         for part in parts:
             if len(part) == 2:
                 index, loader = part
@@ -124,6 +145,7 @@ class BlockWorker(GraphWorkerMixin):
             else:
                 index, X, y = part
             self.blocks.append(_Block(index, X, y))
+        self.blocks.sort(key=lambda b: b.index)
 
     # --- layout ------------------------------------------------------------------------
     def ping(self) -> float:
@@ -138,6 +160,19 @@ class BlockWorker(GraphWorkerMixin):
             out.append((b.index, b.X.shape[0], b.X.shape[1], b.l, int(nnz),
                         np.unique(b.y[b.lab])))
         return out
+
+    def set_n_features(self, n_features: int) -> None:
+        """Widen every block to ``n_features`` columns (the missing ones are zero)."""
+        for b in self.blocks:
+            n, d = b.X.shape
+            if d == n_features:
+                continue
+            if d > n_features or not sp.issparse(b.X):
+                raise ValueError(
+                    f"partition {b.index} has {d} columns and cannot take {n_features} "
+                    f"(dense partitions must agree; n_features must be at least the widest "
+                    f"partition's): give every partition the same columns")
+            b.X = sp.csr_matrix((b.X.data, b.X.indices, b.X.indptr), shape=(n, n_features))
 
     def prepare(self, fit_intercept: bool, intercept_scaling: float, classes,
                 unl_offsets: dict) -> None:

@@ -121,12 +121,14 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityM
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Class labels, ``-1`` for unlabeled rows.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         return self._fit(X, y)
 
@@ -273,7 +275,18 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityM
         """Hook for estimator-specific parameter checks."""
 
     def decision_function(self, X):
-        """Signed distance to the hyperplane (``w^T x + b``); one column per class if > 2."""
+        """Signed distance to the hyperplane (``w^T x + b``); one column per class if > 2.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
+        """
         check_is_fitted(self)
         return super().decision_function(X)
 

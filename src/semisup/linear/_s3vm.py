@@ -74,6 +74,7 @@ class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Class labels, ``-1`` for unlabeled rows.
         sample_weight : array-like of shape (n_samples,), optional
@@ -83,7 +84,8 @@ class SemiSupervisedLinearSVM(LinearSemiSupervisedClassifier):
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         return self._fit(X, y, sample_weight)
 

@@ -302,6 +302,20 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
         Convex steps per binary problem (the supervised start included).
     fit_results_ : list of CCCPResult
         Objective histories, Newton and CG iteration counts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import CCCPS3VM
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (30, 2)), rng.normal(2, 1, (30, 2))]
+    >>> y = np.full(60, -1)
+    >>> y[[0, 1, 30, 31]] = [0, 0, 1, 1]          # two labels per class, 56 unlabeled
+    >>> clf = CCCPS3VM(lam=1e-2).fit(X, y)
+    >>> float(np.mean(clf.transduction_ == np.repeat([0, 1], 30)))
+    1.0
+    >>> clf.predict([[-2.0, -2.0], [2.0, 2.0]]).tolist()
+    [0, 1]
     """
 
     _float32 = True   # sparse float32 stays float32 in the stacked Design

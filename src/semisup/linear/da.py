@@ -55,9 +55,22 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVM):
     graph : sparse matrix of shape (n_samples, n_samples), optional
         Adjacency for the graph term (e.g. ``semisup.graph.adjacency_graph(X, 10,
         metric='cosine')`` for text); a 10-NN heat-kernel graph when omitted.
-    fit_intercept, intercept_scaling, tol, max_iter, max_cg_iter, verbose, probability :
-        As :class:`L2SVM`; ``verbose=1`` shows a progress bar (elapsed time) over the
-        annealing loop.
+    fit_intercept : bool, default=True
+        Append a constant feature ``intercept_scaling`` whose weight is the bias.
+    intercept_scaling : float, default=1.0
+        Value of the constant feature.
+    tol : float, default=1e-6
+        CGLS relative residual tolerance of each Newton step.
+    max_iter : int, default=50
+        Newton iterations per solve.
+    max_cg_iter : int, default=10000
+        CGLS iterations per Newton system.
+    verbose : int, default=0
+        Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG); 1 also shows a
+        progress bar (elapsed time) over the annealing loop.
+    probability : bool, default=False
+        Enable ``predict_proba`` / ``predict_log_proba`` (Platt sigmoids fitted on
+        cross-validated decision values of the labeled rows, :mod:`semisup.calibration`).
 
     Attributes
     ----------
@@ -66,6 +79,20 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVM):
         Lowest transductive objective on the annealing path.
     fit_results_ : list of DAResult
         With the per-iteration history of objectives, KL divergences and entropies.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import DeterministicAnnealingSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (30, 2)), rng.normal(2, 1, (30, 2))]
+    >>> y = np.full(60, -1)
+    >>> y[[0, 1, 30, 31]] = [0, 0, 1, 1]          # two labels per class, 56 unlabeled
+    >>> clf = DeterministicAnnealingSVM(lam=1e-2).fit(X, y)
+    >>> float(np.mean(clf.transduction_ == np.repeat([0, 1], 30)))
+    1.0
+    >>> clf.predict([[-2.0, -2.0], [2.0, 2.0]]).tolist()
+    [0, 1]
     """
 
     def __init__(self, lam: float = 1e-3, lam_u: float = 1.0,

@@ -75,6 +75,7 @@ def gamma_I_grid(graph_trace: float, n_dims: int, gamma_A: float, scale: float) 
     Returns
     -------
     ndarray of shape (8,)
+        The candidate values, largest first, then 0.
 
     Examples
     --------
@@ -258,9 +259,16 @@ class LinearLapRLS(_LinearManifoldBase):
         A precomputed symmetric adjacency matrix instead of the kNN graph.
     solver : {'auto', 'direct', 'cg'}, default='auto'
         'direct' forms the ``d x d`` system (``d <= 2000`` with 'auto').
-    fit_intercept, intercept_scaling, tol, max_cg_iter : as :class:`semisup.L2SVM`.
+    fit_intercept : bool, default=True
+        Append a constant feature ``intercept_scaling`` whose weight is the bias.
+    intercept_scaling : float, default=1.0
+        Value of the constant feature.
+    tol : float, default=1e-6
+        CGLS relative residual tolerance.
     max_iter : int, default=50
         Unused (kept for a uniform interface).
+    max_cg_iter : int, default=10000
+        CGLS iterations.
     warm_start : bool, default=False
         Seed CG with the previous solution when refitting (e.g. along a grid of
         ``gamma_A`` / ``gamma_I``).
@@ -288,6 +296,20 @@ class LinearLapRLS(_LinearManifoldBase):
         ``mean_test_score``, ``std_test_score``, ``rank_test_score`` (held-out accuracy).
     fit_results_ : list of MFNResult
         With ``n_cg_iter`` (0 for the direct solver).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import LinearLapRLS
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (30, 2)), rng.normal(2, 1, (30, 2))]
+    >>> y = np.full(60, -1)
+    >>> y[[0, 1, 30, 31]] = [0, 0, 1, 1]          # two labels per class, 56 unlabeled
+    >>> clf = LinearLapRLS(gamma_A=1e-2, gamma_I=1.0, n_neighbors=5).fit(X, y)
+    >>> round(float(clf.score(X, np.repeat([0, 1], 30))), 2)
+    0.92
+    >>> clf.predict([[-2.0, -2.0], [2.0, 2.0]]).tolist()
+    [0, 1]
     """
 
     def _fit_binary(self, design, data, y_pm, prior, sample_weight, context=None, seed=None):
@@ -434,6 +456,20 @@ class LinearLapSVM(_LinearManifoldBase):
         ``mean_test_score``, ``std_test_score``, ``rank_test_score`` (held-out accuracy).
     fit_results_ : list of MFNResult
         Solver output per binary problem (Newton and CG iteration counts, convergence).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import LinearLapSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (30, 2)), rng.normal(2, 1, (30, 2))]
+    >>> y = np.full(60, -1)
+    >>> y[[0, 1, 30, 31]] = [0, 0, 1, 1]          # two labels per class, 56 unlabeled
+    >>> clf = LinearLapSVM(gamma_A=1e-2, gamma_I=1.0, n_neighbors=5).fit(X, y)
+    >>> float(clf.score(X, np.repeat([0, 1], 30)))
+    1.0
+    >>> clf.predict([[-2.0, -2.0], [2.0, 2.0]]).tolist()
+    [0, 1]
     """
 
     _solvers = ("auto", "transform", "mfn")

@@ -76,11 +76,13 @@ class LinearLapRLSRegressor(SemiSupervisedRegressorMixin, RegressorMixin, BaseEs
     solver : {'auto', 'direct', 'cg'}, default='auto'
         'direct' forms the ``d x d`` system (``d <= 2000`` with 'auto').
     fit_intercept : bool, default=True
+        Append a constant column ``intercept_scaling`` whose weight is the bias.
     intercept_scaling : float, default=1.0
         Value of the constant column.
     tol : float, default=1e-6
         Relative residual of CGLS.
     max_cg_iter : int, default=10000
+        CGLS iterations.
     random_state : int, optional
         Seed of the approximate neighbour search.
     verbose : int, default=0
@@ -163,12 +165,14 @@ class LinearLapRLSRegressor(SemiSupervisedRegressorMixin, RegressorMixin, BaseEs
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Real targets; NaN (or None / ``pd.NA``) marks an unlabeled row.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         data = check_semi_supervised_regression(X, y, estimator=self)
         self._validate_params()
@@ -221,10 +225,12 @@ class LinearLapRLSRegressor(SemiSupervisedRegressorMixin, RegressorMixin, BaseEs
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n,)
+            Predicted targets.
         """
         check_is_fitted(self, "coef_")
         X = check_X(X, estimator=self, reset=False)

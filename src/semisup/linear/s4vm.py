@@ -512,12 +512,14 @@ class S4VM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Class labels, ``-1`` for unlabeled rows.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         with verbosity(self.verbose), \
                 convergence_check(self, {"S4VM local search": "max_iter", "mfn": "max_iter"}):
@@ -581,10 +583,12 @@ class S4VM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
         """
         check_is_fitted(self, "intercept_")
         X = check_X(X, estimator=self, reset=False)
@@ -604,10 +608,12 @@ class S4VM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Predicted class labels.
         """
         scores = self.decision_function(X)
         winner = (scores > 0).astype(np.intp) if scores.ndim == 1 else scores.argmax(axis=1)

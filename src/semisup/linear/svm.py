@@ -20,6 +20,17 @@ from semisup.solvers.mfn import MFNResult, l2svm_mfn
 # feature: MFN 5x faster than dual CD), while dual coordinate descent wins on text and on
 # MNIST (76 rows per feature: 1.6x faster).  See benchmarks/bench_supervised_vs_liblinear.py.
 _PRIMAL_ROWS_PER_FEATURE = 100
+# ... and at least this many stored entries in the rows given (pcmac's 50 labeled rows alone:
+# 3.9k, MFN 5-27 ms against numba's start-up; all 1,460 rows: 79k, dual CD)
+_DCD_MIN_NNZ = 10_000
+
+# "auto" hands dual CD's weights to the finite Newton method once its duality gap, extrapolated
+# at its linear rate, will not reach ``tol`` within this many epochs (twice in a row).  Dual CD
+# stalls with a small lam on rows that outnumber the features (SecStr one-hot, 1,000 labels,
+# lam=1e-3: objective 19% above the optimum after 10,000 epochs; SSL-book text, lam=1e-4: 5%),
+# while its fast cases end well within it (SSL-book text lam=0.01: 1,075 epochs; pcmac, lam
+# down to 1e-4: under 80).  benchmarks/bench_l2svm_routes.py compares the routes.
+_DCD_GIVE_UP_EPOCHS = 2000
 
 #: ``lam="auto"`` tries ``lam = S * 10^k`` for these ``k`` (see :func:`lam_grid`).
 LAM_GRID_EXPONENTS = np.arange(0, -7, -1)
@@ -36,6 +47,24 @@ def lam_grid(X, labeled: np.ndarray, fit_intercept: bool = True,
     the prior); at ``S 10^-6`` the fit is close to the unregularised one.  The seven
     values ``S 10^k``, ``k = 0, -1, .., -6``, follow the row norms and the number of
     labels, so one grid serves unit-norm text rows and raw pixels alike.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        The rows.
+    labeled : ndarray of int
+        Indices of the labeled rows.
+    fit_intercept : bool, default=True
+        Count the constant feature in ``S``.
+    intercept_scaling : float, default=1.0
+        Value of the constant feature.
+    mean : bool, default=False
+        Divide ``S`` by the number of labeled rows.
+
+    Returns
+    -------
+    ndarray of shape (7,)
+        ``S 10^k`` for ``k = 0, -1, .., -6``.
 
     Examples
     --------
@@ -100,6 +129,7 @@ class _SupervisedLinear(LinearSemiSupervisedClassifier):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Class labels; ``-1`` rows are skipped.
         sample_weight : array-like of shape (n_samples,), optional
@@ -107,7 +137,8 @@ class _SupervisedLinear(LinearSemiSupervisedClassifier):
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         return self._fit(X, y, sample_weight)
 
@@ -177,6 +208,7 @@ class L2SVM(_SupervisedLinear):
     fit_intercept : bool, default=True
         Append a constant feature ``intercept_scaling`` whose weight is the bias.
     intercept_scaling : float, default=1.0
+        Value of the constant feature.
     tol : float, default=1e-6
         ``"mfn"``: CGLS relative residual tolerance; ``"dcd"``: relative duality gap,
         i.e. a certified bound on ``(f(w) - min f) / f(w)``.
@@ -188,7 +220,12 @@ class L2SVM(_SupervisedLinear):
         ``"mfn"``: the modified finite Newton method (:func:`~semisup.solvers.mfn.l2svm_mfn`).
         ``"dcd"``: dual coordinate descent (:func:`~semisup.solvers.dcd.l2svm_dual_cd`),
         sparse input only.  ``"auto"``: ``"dcd"`` for sparse input with fewer than 100
-        labeled rows per feature, ``"mfn"`` otherwise.
+        labeled rows per feature and at least 10,000 stored entries (below, dual CD's
+        compiled kernel would cost more to load than the whole Newton fit), ``"mfn"``
+        otherwise; when dual CD's duality gap falls too
+        slowly to reach ``tol`` within 2,000 epochs (small ``lam``, more labeled rows than
+        features), ``"auto"`` finishes with ``"mfn"`` started from its weights
+        (``solver_ == "dcd+mfn"``), so the default reaches the optimum on such problems too.
     warm_start : bool, default=False
         Start the solver from the previous fit's weights (``"mfn"``; along a path of
         ``lam`` values, as ``lam="auto"`` does).
@@ -215,7 +252,8 @@ class L2SVM(_SupervisedLinear):
         Full solver output, including objective histories and CG iteration counts
         (``"mfn"``) or epochs and the duality gap (``"dcd"``).
     solver_ : str
-        The solver used.
+        The solver used: ``"mfn"``, ``"dcd"``, or ``"dcd+mfn"`` (``"auto"`` switched from
+        dual CD to the finite Newton method for at least one binary problem).
     lam_ : float
         With ``lam="auto"``: the value chosen (and refitted).
     cv_results_ : dict
@@ -255,7 +293,10 @@ class L2SVM(_SupervisedLinear):
     def _prepare(self, design, data):
         solver = self.solver
         if solver == "auto":
-            solver = "dcd" if design.sparse and \
+            # on tiny problems the numpy Newton route costs milliseconds, while dual CD
+            # (compiled only) would first load numba: about half a second, e.g. for
+            # `semisup fit` on a small file
+            solver = "dcd" if design.sparse and design.nnz >= _DCD_MIN_NNZ and \
                 data.labeled.size < _PRIMAL_ROWS_PER_FEATURE * design.n_weights else "mfn"
         if solver == "dcd" and not design.sparse:
             raise ValueError("solver='dcd' needs sparse X: pass scipy.sparse.csr_matrix(X) or "
@@ -268,18 +309,23 @@ class L2SVM(_SupervisedLinear):
                     seed=None):
         A = design.restrict(data.labeled)
         terms = HingeTerms(y_pm, _example_costs(self, data, y_pm, sample_weight))
-        if self.solver_ == "dcd":
+        if self.solver_ != "mfn":
             max_iter = self.max_iter or 10_000
             res = l2svm_dual_cd(A, terms, self.lam, tol=self.tol, max_epochs=max_iter,
                                 random_state=int(context.integers(2**31 - 1)),
-                                verbose=self.verbose)
-        else:
-            max_iter = self.max_iter or 50
-            res = l2svm_mfn(A, terms, Ridge(self.lam), w0=seed, tol=self.tol, max_iter=max_iter,
-                            max_cg_iter=self.max_cg_iter, verbose=self.verbose)
-        if not res.converged and self.solver_ == "dcd":  # MFN reports for itself
-            report_unconverged("dcd", f"{max_iter} epochs, tol={self.tol:g}")
-        return res
+                                verbose=self.verbose,
+                                give_up_epochs=_DCD_GIVE_UP_EPOCHS if self.solver == "auto"
+                                else None)
+            if not res.gave_up:
+                if not res.converged:  # MFN reports for itself
+                    report_unconverged("dcd", f"{max_iter} epochs, tol={self.tol:g}")
+                return res
+            # too slow to reach tol: the Newton method finishes from dual CD's weights
+            self.solver_ = "dcd+mfn"
+            seed = res.w
+        return l2svm_mfn(A, terms, Ridge(self.lam), w0=seed, tol=self.tol,
+                         max_iter=50 if self.solver_ != "mfn" else self.max_iter or 50,
+                         max_cg_iter=self.max_cg_iter, verbose=self.verbose)
 
 
 class RLSClassifier(_SupervisedLinear):
@@ -333,6 +379,20 @@ class RLSClassifier(_SupervisedLinear):
     cv_results_ : dict
         With ``lam="auto"``: ``param_lam``, ``split<k>_test_score``, ``mean_test_score``,
         ``std_test_score``, ``rank_test_score`` (held-out accuracy; scikit-learn's layout).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import RLSClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (30, 2)), rng.normal(2, 1, (30, 2))]
+    >>> y = np.full(60, -1)
+    >>> y[[0, 1, 30, 31]] = [0, 0, 1, 1]          # two labels per class, 56 unlabeled
+    >>> clf = RLSClassifier(lam=1e-2).fit(X[y != -1], y[y != -1])  # supervised baseline
+    >>> clf.predict([[-2.0, -2.0], [2.0, 2.0]]).tolist()
+    [0, 1]
+    >>> clf.coef_.shape
+    (1, 2)
     """
 
     def _fit_binary(self, design, data, y_pm, positive_fraction, sample_weight, context=None,

@@ -43,16 +43,31 @@ class TransductiveSVM(SemiSupervisedLinearSVM):
         ``S`` (SVMlin ``-S``); ``1`` recovers Joachims' single switching, ``None`` is
         ``S = max``.
     lam_u_init : float, default=1e-5
+        Starting weight ``lam_u'`` of the unlabeled loss in the annealing loop.
     lam_u_growth : float, default=1.5
+        Factor by which ``lam_u'`` grows each round until it reaches ``lam_u``.
     gamma_I : float, default=0.0
         Weight of a graph (manifold) regulariser ``(gamma_I / 2n^2) (Xw)^T L (Xw)`` added to
         the objective; 0 is the paper's method.
     graph : sparse matrix of shape (n_samples, n_samples), optional
         Adjacency for the graph term (e.g. ``semisup.graph.adjacency_graph(X, 10,
         metric='cosine')`` for text); a 10-NN heat-kernel graph when omitted.
-    fit_intercept, intercept_scaling, tol, max_iter, max_cg_iter, verbose, probability :
-        As :class:`L2SVM`; ``verbose=1`` shows a progress bar (elapsed time) over the
-        annealing loop.
+    fit_intercept : bool, default=True
+        Append a constant feature ``intercept_scaling`` whose weight is the bias.
+    intercept_scaling : float, default=1.0
+        Value of the constant feature.
+    tol : float, default=1e-6
+        CGLS relative residual tolerance of each Newton step.
+    max_iter : int, default=50
+        Newton iterations per solve.
+    max_cg_iter : int, default=10000
+        CGLS iterations per Newton system.
+    verbose : int, default=0
+        Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG); 1 also shows a
+        progress bar (elapsed time) over the annealing loop.
+    probability : bool, default=False
+        Enable ``predict_proba`` / ``predict_log_proba`` (Platt sigmoids fitted on
+        cross-validated decision values of the labeled rows, :mod:`semisup.calibration`).
 
     Attributes
     ----------
@@ -63,6 +78,20 @@ class TransductiveSVM(SemiSupervisedLinearSVM):
         Transductive objective at ``lam_u``.
     fit_results_ : list of TSVMResult
         Rounds, switches, CG iterations and per-round objective history.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import TransductiveSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (30, 2)), rng.normal(2, 1, (30, 2))]
+    >>> y = np.full(60, -1)
+    >>> y[[0, 1, 30, 31]] = [0, 0, 1, 1]          # two labels per class, 56 unlabeled
+    >>> clf = TransductiveSVM(lam=1e-2, lam_u=1.0).fit(X, y)
+    >>> float(np.mean(clf.transduction_ == np.repeat([0, 1], 30)))
+    1.0
+    >>> clf.predict([[-2.0, -2.0], [2.0, 2.0]]).tolist()
+    [0, 1]
     """
 
     def __init__(self, lam: float = 1e-3, lam_u: float = 1.0,

@@ -33,10 +33,12 @@ class ManifoldClassifier(SemiSupervisedClassifierMixin, ProbabilityMixin, Kernel
         X : array-like or sparse matrix of shape (n_samples, n_features)
             Or the ``(n, n)`` Gram matrix with ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled rows.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         self._check_probability()
         with verbosity(self.verbose), convergence_check(self, {"pcg": "max_iter",
@@ -98,15 +100,27 @@ class ManifoldClassifier(SemiSupervisedClassifierMixin, ProbabilityMixin, Kernel
 
         Returns
         -------
-        ndarray of shape (n,) for two classes (positive: ``classes_[1]``), else
-        (n, n_classes).
+        ndarray of shape (n,) or (n, n_classes)
+            ``f`` of each row: one column for two classes (positive: ``classes_[1]``), else
+            one column per class.
         """
         check_is_fitted(self, "alpha_")
         scores = self._validated_test_gram(X) @ self.alpha_ + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X) -> np.ndarray:
-        """Class labels of new rows (sign of ``f`` for two classes, else arg max)."""
+        """Class labels of new rows (sign of ``f`` for two classes, else arg max).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         scores = self.decision_function(X)
         return self._labels_from_scores(scores.reshape(scores.shape[0], -1))
 

@@ -115,6 +115,18 @@ def deformed_kernel(K: np.ndarray, L, ratio: float) -> np.ndarray:
     -------
     ndarray of shape (n, n)
         Symmetric.  ``O(n^3)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics.pairwise import rbf_kernel
+    >>> from semisup import deformed_kernel
+    >>> from semisup.graph import adjacency_graph, laplacian
+    >>> X = np.random.default_rng(0).normal(size=(20, 2))
+    >>> K = rbf_kernel(X, gamma=0.5)
+    >>> K_tilde = deformed_kernel(K, laplacian(adjacency_graph(X, 3)), ratio=1.0)
+    >>> K_tilde.shape, bool(np.allclose(K_tilde, K_tilde.T))
+    ((20, 20), True)
     """
     if not ratio >= 0:
         raise ValueError(f"ratio must be >= 0, got {ratio!r}")

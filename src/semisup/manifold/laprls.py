@@ -181,10 +181,12 @@ class LapRLS(ManifoldClassifier):
         X : array-like or sparse matrix of shape (n_samples, n_features)
             Or the ``(n, n)`` Gram matrix with ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled rows.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         check_positive_or_auto(self.gamma_I, "gamma_I", allow_zero=True)
         if not is_auto(self.gamma_I):

@@ -172,6 +172,18 @@ class LapSVM(ManifoldClassifier):
     ``'auto'``: ``'dual'`` for the hinge, ``'primal'`` for the squared hinge.  On the same
     loss both solvers reach the same minimiser (tested); the hinge and the squared hinge
     are different problems.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from semisup import LapSVM
+    >>> X, y_true = make_moons(100, noise=0.05, random_state=0)
+    >>> y = np.full(100, -1)
+    >>> y[[0, 1, 2, 3]] = y_true[[0, 1, 2, 3]]
+    >>> clf = LapSVM(gamma_A=1e-3, gamma_I=1e4, gamma=10.0).fit(X, y)
+    >>> float(clf.score(X, y_true))
+    1.0
     """
 
     def __init__(self, gamma_A: float = 1e-4, gamma_I: float = 1e4, loss: str = "hinge",

@@ -136,7 +136,8 @@ class LapRLSRegressor(SemiSupervisedRegressorMixin, KernelGraphMixin, RegressorM
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         data = check_semi_supervised_regression(X, y, accept_sparse=self.kernel != "precomputed",
                                                 estimator=self)
@@ -178,6 +179,7 @@ class LapRLSRegressor(SemiSupervisedRegressorMixin, KernelGraphMixin, RegressorM
         Returns
         -------
         ndarray of shape (n,)
+            Predicted targets.
         """
         check_is_fitted(self, "alpha_")
         return self._validated_test_gram(X) @ self.alpha_ + self.intercept_

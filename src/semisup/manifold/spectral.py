@@ -151,6 +151,15 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Objective values ``gamma ||f||_K^2 + f^T L f`` (increasing).
     reg_gamma_ : float
         ``gamma`` of eq. 12.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from semisup import LaplacianEigenmaps
+    >>> X, _ = make_moons(100, noise=0.05, random_state=0)
+    >>> emb = LaplacianEigenmaps(n_components=2, gamma=10.0).fit(X)
+    >>> emb.embedding_.shape, emb.transform(X[:5]).shape
+    ((100, 2), (5, 2))
     """
 
     def __init__(self, n_components: int = 2, gamma_A: float = 1e-6, gamma_I: float = 1.0,
@@ -168,17 +177,54 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             laplacian_power=laplacian_power, graph_scale=graph_scale, random_state=random_state)
 
     def fit(self, X, y=None) -> LaplacianEigenmaps:
-        """Compute the embedding of ``X`` (``y`` is ignored)."""
+        """Compute the embedding of ``X`` (``y`` is ignored).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows.
+        y : None
+            Ignored (the method is unsupervised); present for the scikit-learn API.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         k = _check_int(self.n_components, "n_components")
         self.embedding_ = self._fit_embedding(X, k)
         return self
 
     def fit_transform(self, X, y=None) -> np.ndarray:
-        """Fit and return ``embedding_`` (float32 for float32 input)."""
+        """Fit and return ``embedding_`` (float32 for float32 input).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows.
+        y : None
+            Ignored (the method is unsupervised); present for the scikit-learn API.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+            The training rows in the learned representation.
+        """
         return self.fit(X).embedding_.astype(_out_dtype(X), copy=False)
 
     def transform(self, X) -> np.ndarray:
-        """Embed new rows: ``f_k(x) = sum_i alpha_ik K(x_i, x)`` (float32 for float32 input)."""
+        """Embed new rows: ``f_k(x) = sum_i alpha_ik K(x_i, x)`` (float32 for float32 input).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+            The rows in the learned representation.
+        """
         check_is_fitted(self, "alphas_")
         return self._project(X).astype(_out_dtype(X), copy=False)
 
@@ -224,6 +270,18 @@ class RegularizedSpectralClustering(ClusterMixin, _RegularizedSpectralBase):
     cluster_centers_ : ndarray or None
         k-means centres in the embedding (``None`` for two clusters).
     reg_gamma_ : float
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from semisup import RegularizedSpectralClustering
+    >>> X, y_true = make_moons(100, noise=0.05, random_state=0)
+    >>> model = RegularizedSpectralClustering(n_clusters=2, gamma=10.0, random_state=0).fit(X)
+    >>> agree = float((model.labels_ == y_true).mean())
+    >>> max(agree, 1 - agree)                     # cluster ids are arbitrary
+    1.0
+    >>> model.predict(X[:3]).shape
+    (3,)
     """
 
     def __init__(self, n_clusters: int = 2, gamma_A: float = 1e-6, gamma_I: float = 1.0,
@@ -241,7 +299,20 @@ class RegularizedSpectralClustering(ClusterMixin, _RegularizedSpectralBase):
             laplacian_power=laplacian_power, graph_scale=graph_scale, random_state=random_state)
 
     def fit(self, X, y=None) -> RegularizedSpectralClustering:
-        """Cluster ``X`` (``y`` is ignored)."""
+        """Cluster ``X`` (``y`` is ignored).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows.
+        y : None
+            Ignored (the method is unsupervised); present for the scikit-learn API.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         k = _check_int(self.n_clusters, "n_clusters")
         if hasattr(X, "shape") and len(X.shape) == 2 and k > X.shape[0] >= 3:
             raise ValueError(f"n_clusters={k} exceeds n_samples={X.shape[0]}: lower n_clusters")
@@ -264,7 +335,18 @@ class RegularizedSpectralClustering(ClusterMixin, _RegularizedSpectralBase):
         return np.argmin(d, axis=1).astype(np.int64)
 
     def predict(self, X) -> np.ndarray:
-        """Cluster of new rows through the out-of-sample extension ``f(x)``."""
+        """Cluster of new rows through the out-of-sample extension ``f(x)``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         check_is_fitted(self, "alphas_")
         return self._assign(self._project(X))
 

@@ -67,6 +67,11 @@ logger = get_logger(__name__)
 class Candidate:
     """One method the automatic classifier may choose.
 
+    Parameters
+    ----------
+    name, estimator, semi_supervised, grid : object
+        Stored as the attributes of the same names.
+
     Attributes
     ----------
     name : str
@@ -103,13 +108,27 @@ class CVPlan:
 
 
 def cv_plan(y_labeled: np.ndarray, cv="auto", random_state=None) -> CVPlan | None:
-    """Folds for the labeled rows, or ``None`` when a class has a single labeled row.
+    """Plan the folds over the labeled rows, or ``None`` when a class has one labeled row.
 
     ``cv='auto'``: the automatic modes' folds (:func:`semisup.model_selection.auto_folds`:
     ``k = min(5, smallest class)`` stratified folds, repeated ``ceil(5 / k)`` times when
     ``k < 5``, so tiny labeled sets still get at least five fits per candidate); an int
     gives that many folds once. With one labeled row in some class no fold can hold it out
     and still train on that class: no estimate exists.
+
+    Parameters
+    ----------
+    y_labeled : ndarray of shape (n_labeled,)
+        Class labels of the labeled rows.
+    cv : 'auto' or int, default='auto'
+        The folds, as above.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the shuffles.
+
+    Returns
+    -------
+    CVPlan or None
+        The folds as positions into the labeled rows, or ``None``.
     """
     from sklearn.model_selection import StratifiedKFold
 
@@ -184,6 +203,7 @@ def ramp_scores(dec_test: np.ndarray | None, y_test: np.ndarray, dec_pool: np.nd
     Returns
     -------
     ndarray of shape (t,)
+        The scores, in ``[-1, 1]``.
     """
     if dec_test is None:
         return np.where(hit, 1.0, -1.0)
@@ -280,12 +300,28 @@ def _manifold_view(estimator, X):
 
 
 def auto_candidates(X, n_classes: int, n_labeled: int) -> list[Candidate]:
-    """The candidates of ``candidates='auto'`` for this data (see :class:`AutoClassifier`)."""
+    """Build the candidates of ``candidates='auto'`` for this data (see :class:`AutoClassifier`).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        The training rows (their number, sparsity and width choose the candidates).
+    n_classes : int
+        Number of classes.
+    n_labeled : int
+        Number of labeled rows.
+
+    Returns
+    -------
+    list of Candidate
+        The methods to compare, with their parameter grids.
+    """
     from sklearn.linear_model import LogisticRegression
     from sklearn.svm import SVC
 
     from semisup.linear.tsvm import TransductiveSVM
     from semisup.manifold.laprls import LapRLS
+    from semisup.propagation.spreading import LabelSpreading
 
     n, d = X.shape
     sparse = sp.issparse(X)
@@ -294,6 +330,10 @@ def auto_candidates(X, n_classes: int, n_labeled: int) -> list[Candidate]:
     # ties in the CV estimate go to the earlier candidate
     if n <= 4000 and not sparse:
         out.append(Candidate("LapRLS", LapRLS(), True, [{}, {"gamma_I": 1e2}]))
+    elif n > 4000:
+        # the graph method that scales: one kNN graph and one block CG for every fold,
+        # so it goes before the transductive SVM's fold-by-fold fits under the budget
+        out.append(Candidate("LabelSpreading", LabelSpreading(), True))
     out.append(Candidate("TransductiveSVM", TransductiveSVM(), True))
     if n <= 4000 and sparse:
         out.append(Candidate("LapRLS", LapRLS(), True, [{}, {"gamma_I": 1e2}]))
@@ -345,7 +385,8 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
     ----------
     candidates : 'auto' or list, default='auto'
         ``'auto'``: :func:`auto_candidates` (logistic regression and an RBF SVM on the
-        labeled rows; the transductive SVM; LapRLS and LapSVM up to 4,000 rows). Or a
+        labeled rows; the transductive SVM; LapRLS at two graph weights up to 4,000 rows,
+        label spreading above). Or a
         list of estimators, ``(name, estimator)`` / ``(name, estimator, grid)`` tuples or
         :class:`Candidate` objects; semisup estimators are fitted semi-supervised, others
         on the labeled rows, and at least one must be supervised.
@@ -438,12 +479,14 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Class labels, ``-1`` for unlabeled rows.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         with verbosity(self.verbose):
             return self._fit(X, y)
@@ -693,10 +736,12 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Predicted class labels.
         """
         check_is_fitted(self, "best_estimator_")
         X = check_X(X, estimator=self, reset=False)
@@ -708,10 +753,12 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
         """
         check_is_fitted(self, "best_estimator_")
         X = check_X(X, estimator=self, reset=False)
@@ -731,10 +778,12 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            Class probabilities, columns in the order of ``classes_``.
         """
         from scipy.special import expit
 

@@ -51,7 +51,7 @@ def _kneighbors(X_ref: np.ndarray, X_query: np.ndarray, k: int, p: float,
 
 def coreg_confidence(X_lab: np.ndarray, y_lab: np.ndarray, X_pool: np.ndarray,
                      n_neighbors: int = 3, p: float = 2) -> tuple[np.ndarray, np.ndarray]:
-    """Predictions and COREG confidences of a kNN regressor for a pool of rows.
+    """Compute the predictions and COREG confidences of a kNN regressor for a pool of rows.
 
     The kNN regressor ``h`` (mean target of the ``k`` nearest labeled rows, Minkowski
     distance of order ``p``) on ``(X_lab, y_lab)`` predicts each training row from its
@@ -65,8 +65,11 @@ def coreg_confidence(X_lab: np.ndarray, y_lab: np.ndarray, X_pool: np.ndarray,
     Parameters
     ----------
     X_lab : ndarray of shape (l, d)
+        The labeled rows.
     y_lab : ndarray of shape (l,)
+        Their targets.
     X_pool : ndarray of shape (m, d)
+        The unlabeled rows to score.
     n_neighbors : int, default=3
         ``k`` (lowered to ``l`` when fewer rows are labeled).
     p : float, default=2
@@ -189,12 +192,14 @@ class COREG(SemiSupervisedRegressorMixin, RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Real targets; NaN (or None / ``pd.NA``) marks an unlabeled row.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         data = check_semi_supervised_regression(X, y, accept_sparse=False, estimator=self)
         self._validate_params()
@@ -259,10 +264,12 @@ class COREG(SemiSupervisedRegressorMixin, RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n,)
+            Predicted targets.
         """
         check_is_fitted(self, "_models")
         X = check_X(X, accept_sparse=False, estimator=self, reset=False)

@@ -194,12 +194,14 @@ class CoTraining(MetaClassifier):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Class labels, ``-1`` for unlabeled rows.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         with verbosity(self.verbose):
             self._fit(X, y)
@@ -280,10 +282,12 @@ class CoTraining(MetaClassifier):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Predicted class labels.
         """
         X = self._check_predict_X(X)
         return self.classes_[self._combined(X).argmax(axis=1)]
@@ -294,25 +298,31 @@ class CoTraining(MetaClassifier):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            Class probabilities, columns in the order of ``classes_``.
         """
         X = self._check_predict_X(X)
         return np.exp(self._combined(X))
 
     def decision_function(self, X) -> np.ndarray:
-        """Log-odds of the combined classifier (``classes_[1]`` vs ``classes_[0]``, 1-D)
-        for two classes; the log of :meth:`predict_proba` for more.
+        """Compute the log-odds of the combined classifier.
+
+        For two classes, the 1-D log-odds of ``classes_[1]`` against ``classes_[0]``; the
+        log of :meth:`predict_proba` for more.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
         """
         X = self._check_predict_X(X)
         log_p = self._combined(X)
@@ -331,6 +341,7 @@ class CoTraining(MetaClassifier):
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            That view's class probabilities, columns in the order of ``classes_``.
         """
         check_is_fitted(self, "estimators_")
         X = self._check_predict_X(X)

@@ -348,12 +348,14 @@ class SelfTraining(MetaClassifier):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Class labels, ``-1`` for unlabeled rows.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         with verbosity(self.verbose):
             self._fit(X, y)
@@ -424,10 +426,12 @@ class SelfTraining(MetaClassifier):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Predicted class labels.
         """
         X = self._check_predict_X(X)
         return self.classes_[base_predict(self.estimator_, X)]
@@ -439,10 +443,12 @@ class SelfTraining(MetaClassifier):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            Class probabilities, columns in the order of ``classes_``.
         """
         X = self._check_predict_X(X)
         return base_scores(self.estimator_, X, self.classes_.size)
@@ -454,10 +460,12 @@ class SelfTraining(MetaClassifier):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
         """
         X = self._check_predict_X(X)
         return self.estimator_.decision_function(X)

@@ -246,12 +246,14 @@ class TriTraining(MetaClassifier):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Class labels, ``-1`` for unlabeled rows.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         with verbosity(self.verbose):
             self._fit(X, y)
@@ -346,42 +348,52 @@ class TriTraining(MetaClassifier):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Predicted class labels.
         """
         X = self._check_predict_X(X)
         return self.classes_[self._vote(X).argmax(axis=1)]
 
     @available_if(base_has("predict_proba"))
     def predict_proba(self, X) -> np.ndarray:
-        """Vote fractions smoothed by the members' mean probability: ``(votes + mean
-        probability) / 4``, whose arg max is the majority vote (:meth:`predict`).
+        """Vote fractions smoothed by the members' mean probability.
+
+        ``(votes + mean probability) / 4``, whose arg max is the majority vote
+        (:meth:`predict`).
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            Class probabilities, columns in the order of ``classes_``.
         """
         X = self._check_predict_X(X)
         return self._vote(X) / 4.0
 
     @available_if(base_has("decision_function"))
     def decision_function(self, X) -> np.ndarray:
-        """Votes plus the tie-break of :meth:`predict` (the arg max is the vote); for two
-        classes the 1-D margin of ``classes_[1]`` over ``classes_[0]``.
+        """Compute the votes plus the tie-break of :meth:`predict`.
+
+        The arg max is the vote; for two classes the 1-D margin of ``classes_[1]`` over
+        ``classes_[0]``.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
         """
         X = self._check_predict_X(X)
         s = self._vote(X)

@@ -11,7 +11,8 @@ training rows (the thesis, §4.3.1); the same factor scales its out-of-sample ro
 Memory is the limit of the method: ``m`` Gram matrices of ``n x n``.  :class:`KernelBank`
 checks ``m n (n + 1) / 2`` against ``max_memory`` *before* allocating, and stores the upper
 triangles of the matrices in one ``(n (n + 1) / 2, m)`` array (``float64``, or ``float32``
-to halve it).
+to halve it).  Past that, :class:`StreamingKernelBank` recomputes the kernels in row blocks
+at every request and holds ``O(n^2)`` whatever ``m`` (issue 29: 10,000 rows x 100 kernels).
 """
 
 from __future__ import annotations
@@ -360,16 +361,10 @@ class KernelBank:
             D = None
             for i in idx:
                 spec = specs[i]
-                kind = spec["kernel"]
-                if kind == "linear":
-                    v = G
-                elif kind == "poly":
-                    v = (spec["gamma"] * G + spec.get("coef0", 1.0)) ** spec.get("degree", 3)
-                else:
-                    if D is None:
-                        sq = G[diag]
-                        D = np.maximum(sq[iu] + sq[ju] - 2.0 * G, 0.0)
-                    v = np.exp(-spec["gamma"] * D)
+                if spec["kernel"] == "rbf" and D is None:
+                    sq = G[diag]
+                    D = np.maximum(sq[iu] + sq[ju] - 2.0 * G, 0.0)
+                v = _values(spec, G, D)
                 if not np.all(np.isfinite(v)):
                     raise ValueError(f"kernels[{i}] contains NaN or infinity: check the "
                                      "kernel's inputs and parameters")
@@ -412,6 +407,18 @@ class KernelBank:
         return np.asarray(w.astype(self.packed.dtype, copy=False) @ rows, dtype=np.float64)
 
 
+def _values(spec: dict, G: np.ndarray, D: np.ndarray | None) -> np.ndarray:
+    """A dict spec's kernel values from the inner products ``G`` of its features (and, for
+    ``'rbf'``, the squared distances ``D``): every kernel on one feature subset is an
+    elementwise function of the same ``G``/``D``, which are formed once per subset."""
+    kind = spec["kernel"]
+    if kind == "linear":
+        return G
+    if kind == "poly":
+        return (spec["gamma"] * G + spec.get("coef0", 1.0)) ** spec.get("degree", 3)
+    return np.exp(-spec["gamma"] * D)
+
+
 def _unpack(v: np.ndarray, n: int, iu: np.ndarray, ju: np.ndarray) -> np.ndarray:
     K = np.empty((n, n))
     K[iu, ju] = v
@@ -440,3 +447,261 @@ def _check_gram(K: np.ndarray, i: int, check_psd: bool, normalize: bool) -> floa
         raise ValueError(f"kernels[{i}] has trace {trace:.3g} <= 0 and cannot be scaled to "
                          "unit trace; drop it or pass normalize=False")
     return 1.0 / trace
+
+
+def kernel_sum(specs: list, w: np.ndarray, X: np.ndarray, Y: np.ndarray, *,
+               dtype=np.float64, out: np.ndarray | None = None) -> np.ndarray:
+    """``sum_k w_k K_k(X, Y)`` over the specs with ``w_k != 0`` (unscaled kernels).
+
+    The inner products (and, for Gaussians, squared distances) of each feature subset are
+    formed once and shared by all its kernels (:func:`_values`), so ``m`` kernels on one
+    subset cost one matrix product plus ``m`` elementwise passes.
+
+    Parameters
+    ----------
+    specs : list
+        Checked kernel specs (:func:`check_kernel_specs`).
+    w : ndarray of shape (m,)
+        Weight of each kernel (fold the unit-trace scales in).
+    X, Y : ndarray of shape (n_X, d) and (n_Y, d)
+        Dense rows.
+    dtype : numpy dtype
+        Precision of the products and elementwise passes.
+    out : ndarray of shape (n_X, n_Y), optional
+        Added to in place (a view into a larger matrix is fine).
+
+    Returns
+    -------
+    ndarray of shape (n_X, n_Y)
+        The weighted sum of the kernels; ``out`` itself when given.
+    """
+    if out is None:
+        out = np.zeros((X.shape[0], Y.shape[0]))
+    groups: dict = {}
+    for i, spec in enumerate(specs):
+        if w[i] == 0.0:
+            continue
+        if callable(spec):
+            out += w[i] * evaluate_kernel(spec, X, Y)
+            continue
+        f = spec["features"]
+        groups.setdefault(None if f is None else tuple(int(c) for c in f), []).append(i)
+    for key, idx in groups.items():
+        Xs = np.asarray(X if key is None else X[:, list(key)], dtype=dtype)
+        Ys = np.asarray(Y if key is None else Y[:, list(key)], dtype=dtype)
+        G = Xs @ Ys.T
+        D = None
+        for i in idx:
+            if specs[i]["kernel"] == "rbf" and D is None:
+                D = (np.einsum("ij,ij->i", Xs, Xs)[:, None]
+                     + np.einsum("ij,ij->i", Ys, Ys)[None, :] - 2.0 * G)
+                np.maximum(D, 0.0, out=D)
+            out += w[i] * _values(specs[i], G, D)
+    return out
+
+
+#: combined ``n x n`` float64 kernels alive at once: SimpleMKL's line search holds ``K(p)``,
+#: ``K(D)``, the segment's end and a trial point; the level method and SILP one kernel and
+#: the SVM's copy at most
+DENSE_KERNELS = {"simple": 4, "level": 2, "silp": 2}
+
+
+def check_streaming_memory(n_samples: int, solver: str, block_bytes: int,
+                           max_memory: float) -> int:
+    """Bytes of MKL on a :class:`StreamingKernelBank`; refuse when over ``max_memory``.
+
+    Nothing of size ``m n^2`` is stored: the footprint is the combined ``n x n`` float64
+    kernels of the solver (:data:`DENSE_KERNELS`) and the block temporaries.
+
+    Raises
+    ------
+    ValueError
+        Before anything is allocated, with the sizes and the ways out.
+    """
+    n = int(n_samples)
+    k = DENSE_KERNELS.get(solver, 4)
+    nbytes = k * n * n * 8 + int(block_bytes)
+    if nbytes > max_memory:
+        raise ValueError(
+            f"streaming MKL with solver={solver!r} holds {k} combined n x n kernels = {k} x "
+            f"{n} x {n} x 8 bytes (+ {block_bytes / 2**20:.0f} MiB of blocks) = "
+            f"{nbytes / 2**30:.2f} GiB, over max_memory={max_memory / 2**30:.2f} GiB: use "
+            "fewer rows, solver='level', or raise max_memory")
+    return nbytes
+
+
+class StreamingKernelBank:
+    """``m`` base kernels on ``n`` points evaluated on the fly, in row blocks.
+
+    The packed :class:`KernelBank` stores ``m n (n + 1) / 2`` numbers (about 20 GB in
+    float32 for ``n = 10,000`` and ``m = 100``).  This bank stores only ``X``, per feature
+    subset of the dict specs, and the unit-trace factors; every request recomputes the
+    kernels it needs:
+
+    * :meth:`combine` forms ``K(p) = sum_k p_k K_k`` block of rows by block of rows over the
+      upper triangle (the lower one is its mirror) with :func:`kernel_sum`, skipping
+      ``p_k = 0``: the inner products (and squared distances) of a feature subset are
+      formed once per block and shared by all its kernels.  ``O(n^2 (d + m))`` time,
+      ``O(n^2)`` memory (the output).
+    * :meth:`quadratic_forms` evaluates the kernels on the support vectors only,
+      ``O(|S|^2 (d + m))``.
+
+    The same interface as :class:`KernelBank` for :class:`MKLProblem` and the solvers; it
+    trades the bank's ``O(m n^2)`` memory for recomputing ``m n^2`` kernel values per SVM
+    solve (the packed bank reads as many numbers from memory instead).
+
+    Parameters
+    ----------
+    specs : list
+        Checked kernel specs (:func:`check_kernel_specs`); callables are evaluated on full
+        blocks and checked once (symmetry, PSD is not checked) at construction.
+    X : ndarray of shape (n, d)
+        Dense rows.
+    normalize : bool
+        Scale each kernel to unit trace (the traces come from the diagonals, ``O(n d)``).
+    dtype : numpy dtype
+        Precision of the block computations (``float32`` roughly halves their time); the
+        combined kernel is float64.
+    block_bytes : int
+        Bytes of the temporaries of one block (rows per block ``~ block_bytes / (32 n)``).
+    """
+
+    def __init__(self, specs: list, X: np.ndarray, *, normalize: bool = True,
+                 dtype=np.float64, block_bytes: int = 2**27):
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"X must be a 2-d array of rows, got shape {X.shape}")
+        if not (isinstance(block_bytes, numbers.Integral) and block_bytes > 0):
+            raise ValueError(f"block_bytes must be a positive integer, got {block_bytes!r}")
+        n = X.shape[0]
+        self.specs = list(specs)
+        self._n = n
+        self._X = X
+        self._dtype = np.dtype(dtype)
+        self.block_bytes = int(block_bytes)
+        self._rows = max(1, int(block_bytes) // (32 * max(n, 1)))
+        self._groups: dict = {}
+        self._callables = []
+        for i, spec in enumerate(self.specs):
+            if callable(spec):
+                self._callables.append(i)
+                continue
+            f = spec["features"]
+            key = None if f is None else tuple(int(c) for c in f)
+            self._groups.setdefault(key, []).append(i)
+        # per feature subset: the columns (in the block precision) and squared row norms
+        self._feats = {}
+        for key in self._groups:
+            Xs = X if key is None else X[:, list(key)]
+            Xs = np.ascontiguousarray(Xs, dtype=self._dtype)
+            self._feats[key] = (Xs, np.einsum("ij,ij->i", Xs, Xs))
+        self.scales = np.ones(len(self.specs))
+        for key, idx in self._groups.items():
+            sq = self._feats[key][1].astype(np.float64)
+            for i in idx:
+                diag = _values(self.specs[i], sq, np.zeros_like(sq))
+                self._set_scale(i, diag, normalize)
+        for i in self._callables:
+            K = evaluate_kernel(self.specs[i], X)
+            self.scales[i] = _check_gram(K, i, False, normalize)
+
+    def _set_scale(self, i: int, diag: np.ndarray, normalize: bool) -> None:
+        if not np.all(np.isfinite(diag)):
+            raise ValueError(f"kernels[{i}] contains NaN or infinity: check the kernel's "
+                             "inputs and parameters")
+        trace = float(diag.sum())
+        if normalize and not trace > 0:
+            raise ValueError(f"kernels[{i}] has trace {trace:.3g} <= 0 and cannot be scaled "
+                             "to unit trace; drop it or pass normalize=False")
+        self.scales[i] = 1.0 / trace if normalize else 1.0
+
+    @property
+    def n_kernels(self) -> int:
+        return len(self.specs)
+
+    @property
+    def n_samples(self) -> int:
+        return self._n
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held between requests (the feature copies)."""
+        return int(sum(Xs.nbytes + sq.nbytes for Xs, sq in self._feats.values()))
+
+    def combine(self, p: np.ndarray) -> np.ndarray:
+        """``K(p) = sum_k p_k K_k`` (float64), computed block by block.
+
+        Parameters
+        ----------
+        p : ndarray of shape (m,)
+            Weight of each (scaled) kernel; kernels with ``p_k = 0`` are skipped.
+
+        Returns
+        -------
+        ndarray of shape (n, n)
+            The combined Gram matrix, float64.
+        """
+        w = np.asarray(p, dtype=np.float64) * self.scales
+        n, b = self._n, self._rows
+        K = np.zeros((n, n))
+        for start in range(0, n, b):
+            stop = min(n, start + b)
+            # the block's upper part, diagonal block included; the rest is its mirror
+            kernel_sum(self.specs, w, self._X[start:stop], self._X[start:],
+                       dtype=self._dtype, out=K[start:stop, start:])
+            K[stop:, start:stop] = K[start:stop, stop:].T
+        return K
+
+    def kernel(self, k: int) -> np.ndarray:
+        """The ``k``-th (scaled) Gram matrix.
+
+        Parameters
+        ----------
+        k : int
+            Index of the kernel in ``specs``.
+
+        Returns
+        -------
+        ndarray of shape (n, n)
+            ``K_k`` scaled by its unit-trace factor, float64.
+        """
+        e = np.zeros(self.n_kernels)
+        e[k] = 1.0
+        return self.combine(e)
+
+    def quadratic_forms(self, u: np.ndarray) -> np.ndarray:
+        """``q_k = u^T K_k u`` for every kernel, from the support vectors ``u != 0`` only.
+
+        Parameters
+        ----------
+        u : ndarray of shape (n,)
+            The vector, zero off the support vectors (``u = alpha o y``).
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            ``u^T K_k u`` for each (scaled) kernel ``K_k``.
+        """
+        u = np.asarray(u, dtype=np.float64)
+        S = np.flatnonzero(u)
+        q = np.zeros(self.n_kernels)
+        if S.size == 0:
+            return q
+        uS = u[S]
+        b = max(1, self.block_bytes // (32 * S.size))
+        for start in range(0, S.size, b):
+            rows = S[start:start + b]
+            ur = uS[start:start + b]
+            for key, idx in self._groups.items():
+                Xs, sq = self._feats[key]
+                G = Xs[rows] @ Xs[S].T
+                D = None
+                for i in idx:
+                    if self.specs[i]["kernel"] == "rbf" and D is None:
+                        D = sq[rows][:, None] + sq[S][None, :] - 2.0 * G
+                        np.maximum(D, 0.0, out=D)
+                    q[i] += float(ur @ (_values(self.specs[i], G, D) @ uS))
+            for i in self._callables:
+                q[i] += float(ur @ (evaluate_kernel(self.specs[i], self._X[rows],
+                                                    self._X[S]) @ uS))
+        return q * self.scales

@@ -30,21 +30,29 @@ from semisup.graph import adjacency_graph, laplacian
 from semisup.manifold._rkhs import deformation_columns
 from semisup.mkl.bank import (
     KernelBank,
+    StreamingKernelBank,
     auto_kernels,
     check_deformed_memory,
     check_kernel_specs,
     check_memory,
+    check_streaming_memory,
     evaluate_kernel,
+    kernel_sum,
     simplemkl_kernels,
 )
 from semisup.mkl.level import level_mkl
 from semisup.mkl.problem import MKLProblem
 from semisup.mkl.silp import silp_mkl
 from semisup.mkl.simple import simple_mkl
+from semisup.model_selection import check_positive_or_auto, is_auto, select_parameter
 
 logger = logging.getLogger("semisup.mkl")
 
 SOLVERS = {"level": level_mkl, "silp": silp_mkl, "simple": simple_mkl}
+BANKS = ("auto", "packed", "streaming")
+#: the values tried by ``C='auto'``, strongest regularisation first (the kernels have unit
+#: trace, so their entries are about ``1 / n`` and useful values of ``C`` are large)
+C_GRID = (1.0, 10.0, 100.0, 1000.0, 10000.0)
 
 
 class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
@@ -74,8 +82,12 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         specs: dicts ``{'kernel': 'rbf'|'poly'|'linear', 'gamma', 'degree', 'coef0',
         'features'}`` or callables ``f(X, Y) -> Gram matrix``.  Every Gram matrix is
         scaled to unit trace on the training rows.
-    C : float
-        SVM trade-off (the thesis uses 100).
+    C : float or 'auto'
+        SVM trade-off (the thesis uses 100).  ``'auto'``: chosen from :data:`C_GRID` by
+        labeled-only cross-validation (:func:`semisup.model_selection.select_parameter`;
+        supervised folds are fitted on their kept rows alone, semi-supervised folds keep
+        the held-out rows as unlabeled ones); the choice is ``C_``, the scores
+        ``cv_results_``.  It costs about ``5 x len(C_GRID)`` extra fits.
     solver : {'level', 'silp', 'simple'}
         The extended level method, SILP, or SimpleMKL's reduced gradient.
     tol : float
@@ -101,6 +113,14 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         Final weights below this are set to zero (and the rest renormalised).
     record_weights : bool
         Keep the kernel weights of every iteration in ``traces_``.
+    bank : {'auto', 'packed', 'streaming'}
+        Storage of the base kernels (supervised fits; the semi-supervised bank of
+        deformed kernels is always packed).  ``'packed'``: all ``m`` Gram matrices
+        precomputed (``m l (l + 1) / 2`` numbers, the fastest per iteration).
+        ``'streaming'``: :class:`semisup.mkl.bank.StreamingKernelBank`, kernels
+        recomputed in row blocks at every SVM solve, memory ``O(l^2)`` whatever ``m``
+        (``benchmarks/results/mkl_streaming.md``).  ``'auto'`` (default): packed when it
+        fits ``max_memory``, streaming otherwise.
 
     Attributes
     ----------
@@ -125,17 +145,35 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         Labels of the training rows (the prediction for unlabeled ones).
     bank_nbytes_ : int
         Memory of the kernel bank.
+    C_ : float
+        The ``C`` used (chosen when ``C='auto'``).
+    cv_results_ : dict
+        With ``C='auto'``: the held-out accuracy of every value of :data:`C_GRID`.
+    bank_ : str
+        ``'packed'`` or ``'streaming'``: the storage used.
     memory_nbytes_ : int
         The footprint checked against ``max_memory`` before anything was allocated: the
         bank, and with unlabeled rows also the deformation columns kept for prediction
         (``m n l`` floats) and the full ``n x n`` kernels being deformed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import MultipleKernelSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-1, 1, (10, 3)), rng.normal(1, 1, (10, 3))]
+    >>> y = np.repeat([0, 1], 10)
+    >>> clf = MultipleKernelSVC().fit(X, y)
+    >>> float(clf.score(X, y)) > 0.9, bool(np.isclose(clf.weights_.sum(), 1.0))
+    (True, True)
     """
 
     def __init__(self, kernels="auto", C: float = 100.0, solver: str = "level",
                  tol: float = 0.01, max_iter: int = 500, relative_gap: bool = True,
                  svm_tol: float = 1e-6, n_neighbors: int = 6, laplacian_ratio: float = 1.0,
                  dtype: str = "float64", max_memory: float = 4 * 2**30,
-                 weight_threshold: float = 1e-5, record_weights: bool = False):
+                 weight_threshold: float = 1e-5, record_weights: bool = False,
+                 bank: str = "auto"):
         self.kernels = kernels
         self.C = C
         self.solver = solver
@@ -149,12 +187,14 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         self.max_memory = max_memory
         self.weight_threshold = weight_threshold
         self.record_weights = record_weights
+        self.bank = bank
 
     def _check_params(self) -> None:
         if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {tuple(SOLVERS)}, got {self.solver!r}")
-        if not (isinstance(self.C, numbers.Real) and np.isfinite(self.C) and self.C > 0):
-            raise ValueError(f"C must be a positive number, got {self.C!r}")
+        check_positive_or_auto(self.C, "C")
+        if self.bank not in BANKS:
+            raise ValueError(f"bank must be one of {BANKS}, got {self.bank!r}")
         if self.dtype not in ("float64", "float32"):
             raise ValueError(f"dtype must be 'float64' or 'float32', got {self.dtype!r}")
         if not (isinstance(self.laplacian_ratio, numbers.Real) and self.laplacian_ratio >= 0):
@@ -173,14 +213,26 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled rows.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         self._check_params()
         data = check_semi_supervised(X, y, estimator=self)
+        specs = self._resolve_kernels(data)
+        if is_auto(self.C):
+            self.C_, self.cv_results_ = self._select_C(data, specs)
+        else:
+            self.C_ = float(self.C)
+        return self._fit(data, specs, self.C_)
+
+    def _resolve_kernels(self, data) -> list:
+        """The checked kernel specs (``'auto'``/``'simplemkl'`` expanded on the data)."""
         X = data.X
         d = X.shape[1]
         specs = self.kernels
@@ -191,11 +243,48 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         elif isinstance(specs, str):
             raise ValueError(f"kernels must be 'auto', 'simplemkl' or a list of kernel specs, "
                              f"got {specs!r}")
-        specs = check_kernel_specs(specs, d)
+        return check_kernel_specs(specs, d)
+
+    def _select_C(self, data, specs: list) -> tuple[float, dict]:
+        """``C`` by labeled-only CV over :data:`C_GRID` (the library's one selection loop).
+
+        The kernels are fixed to ``specs`` so that every fold uses the same bank.  Hiding a
+        fold's held-out labels would turn a supervised fit into a semi-supervised one (the
+        deformed kernels of eq. 4.10), so without unlabeled rows each fold is fitted on its
+        kept rows alone; with unlabeled rows the held-out rows join them (the transductive
+        protocol of :func:`semisup.model_selection.select_parameter`).
+        """
+        from sklearn.base import clone
+
+        codes = np.full(data.X.shape[0], -1, dtype=np.intp)
+        codes[data.labeled] = data.y_index
+        probe = clone(self).set_params(kernels=specs, C=100.0)
+        held_out = None
+        if data.unlabeled.size == 0:
+            def held_out(value, folds):
+                est = clone(probe).set_params(C=value)
+                out = []
+                for train, test in folds:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", ConvergenceWarning)
+                        est.fit(data.X[train], codes[train])
+                    out.append(est.predict(data.X[test]))
+                return out
+        sel = select_parameter(probe, data.X, codes, "C", list(C_GRID), default=100.0,
+                               held_out=held_out)
+        return float(sel.best), sel.cv_results
+
+    def _fit(self, data, specs: list, C: float) -> MultipleKernelSVC:
+        X = data.X
+        d = X.shape[1]
         lab = data.labeled
         semi = data.unlabeled.size > 0
         dtype = np.dtype(self.dtype)
         if semi:
+            if self.bank == "streaming":
+                raise ValueError("bank='streaming' is for supervised fits: the deformed kernels "
+                                 "of a semi-supervised fit (eq. 4.10) are computed once and "
+                                 "packed; use bank='auto' or 'packed', or fewer rows")
             # refuse before the graph and the deformation allocate anything
             self.memory_nbytes_ = check_deformed_memory(len(specs), X.shape[0], lab.size,
                                                         dtype, self.max_memory)
@@ -204,14 +293,30 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
                                           float(self.laplacian_ratio), dtype=dtype,
                                           max_memory=self.max_memory)
             self._X_fit = X
+            self.bank_ = "packed"
         else:
             self._Z = None
-            self.memory_nbytes_ = check_memory(len(specs), lab.size, dtype, self.max_memory)
             self._X_fit = X[lab]
-            # the bank's packed Gram matrices are dense; l labeled rows densify cheaply
+            # the bank's Gram matrices are dense; l labeled rows densify cheaply
             X_l = self._X_fit.toarray() if sp.issparse(self._X_fit) else self._X_fit
-            bank = KernelBank.from_specs(specs, X_l, dtype=dtype,
-                                         max_memory=self.max_memory)
+            packed = len(specs) * (lab.size * (lab.size + 1) // 2) * dtype.itemsize
+            mode = self.bank
+            if mode == "auto":
+                mode = "packed" if packed <= self.max_memory else "streaming"
+            self.bank_ = mode
+            if mode == "packed":
+                self.memory_nbytes_ = check_memory(len(specs), lab.size, dtype,
+                                                   self.max_memory)
+                bank = KernelBank.from_specs(specs, X_l, dtype=dtype,
+                                             max_memory=self.max_memory)
+            else:
+                # blocks of at most 128 MiB, a tenth of a small memory cap, 8 rows at least
+                block = int(min(2**27, max(256 * lab.size, 0.1 * self.max_memory)))
+                self.memory_nbytes_ = check_streaming_memory(lab.size, self.solver, block,
+                                                             self.max_memory)
+                logger.info("MKL on %d rows x %d kernels: streaming bank (packed would need "
+                            "%.2f GiB)", lab.size, len(specs), packed / 2**30)
+                bank = StreamingKernelBank(specs, X_l, dtype=dtype, block_bytes=block)
         self.kernel_specs_ = specs
         self.bank_nbytes_ = bank.nbytes
         self._scales = bank.scales
@@ -223,7 +328,7 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         not_converged = 0
         for pos in positives:
             yb = data.binary_targets(pos)
-            problem = MKLProblem(bank, yb, float(self.C), svm_tol=self.svm_tol)
+            problem = MKLProblem(bank, yb, C, svm_tol=self.svm_tol)
             res = solve(problem, tol=self.tol, max_iter=self.max_iter,
                         relative_gap=self.relative_gap, record_weights=self.record_weights)
             p = res.weights.copy()
@@ -277,10 +382,12 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
         """
         check_is_fitted(self, "weights_")
         X = check_X(X, estimator=self, reset=False)
@@ -292,8 +399,13 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
                                              self.intercept_, strict=True)):
             sv = np.flatnonzero(coef)
             f = np.full(X.shape[0], b)
-            for k in np.flatnonzero(p):
-                f += p[k] * (self._kernel_columns(X, k, sv) @ coef[sv])
+            if self._Z is None and not sp.issparse(X) and not sp.issparse(self._X_fit):
+                # all kernels at once: one product per feature subset, not per kernel
+                K = kernel_sum(self.kernel_specs_, p * self._scales, X, self._X_fit[sv])
+                f += K @ coef[sv]
+            else:
+                for k in np.flatnonzero(p):
+                    f += p[k] * (self._kernel_columns(X, k, sv) @ coef[sv])
             out[:, c] = f
         return out[:, 0] if out.shape[1] == 1 else out
 
@@ -303,10 +415,12 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Predicted class labels.
         """
         f = self.decision_function(X)
         if f.ndim == 1:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from semisup.mkl.bank import KernelBank
+from semisup.mkl.bank import KernelBank, StreamingKernelBank
 from semisup.solvers.qp import svm_dual_precomputed
 
 logger = logging.getLogger("semisup.mkl")
@@ -100,7 +100,9 @@ class MKLProblem:
 
     Parameters
     ----------
-    bank : KernelBank
+    bank : KernelBank or StreamingKernelBank
+        Anything with ``n_kernels``, ``n_samples``, ``combine(p)`` and
+        ``quadratic_forms(u)``.
     y : ndarray of shape (n,)
         ``+1/-1``, both present.
     C : float
@@ -112,8 +114,8 @@ class MKLProblem:
         Start each SVM from the previous ``alpha`` (feasible for every ``p``).
     """
 
-    def __init__(self, bank: KernelBank, y: np.ndarray, C: float, svm_tol: float = 1e-6,
-                 warm_start: bool = True):
+    def __init__(self, bank: KernelBank | StreamingKernelBank, y: np.ndarray, C: float,
+                 svm_tol: float = 1e-6, warm_start: bool = True):
         y = np.asarray(y, dtype=np.float64)
         if y.shape != (bank.n_samples,):
             raise ValueError(f"y must have shape ({bank.n_samples},) to match the kernels, "

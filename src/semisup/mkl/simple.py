@@ -57,6 +57,7 @@ def simple_mkl(problem: MKLProblem, tol: float = 0.01, max_iter: int = 500,
     Parameters
     ----------
     problem : MKLProblem
+        The problem of eq. 4.1: a kernel bank, ``+1/-1`` labels and ``C``.
     tol : float
         Stopping tolerance on the duality gap.
     max_iter : int

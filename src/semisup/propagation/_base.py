@@ -188,30 +188,27 @@ class GraphPropagation(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Class labels, ``-1`` for unlabeled rows.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         with verbosity(self.verbose), convergence_check(self, {"cg": "max_iter"}):
             self._fit(X, y)
         return self
 
-    def _fit(self, X, y) -> None:
-        data = check_semi_supervised(X, y, require_unlabeled=True, estimator=self)
-        self._check_graph_params()
-        self._check_method_params()
-        X = data.X
-        n, n_classes = X.shape[0], data.classes.size
-        timings = {}
-
-        # 1. the graph (one search: its distances also set the heat width kept for predict)
+    def _graph(self, X, timings: dict | None = None):
+        """The kNN graph of the training rows: ``(W, k, t, dist)`` (``t`` the heat width)."""
+        timings = {} if timings is None else timings
+        n = X.shape[0]
         k = min(int(self.n_neighbors), n - 1)
         if k < self.n_neighbors:
             warnings.warn(f"n_neighbors={self.n_neighbors} >= n_samples={n}: using {k} "
-                          "neighbours", GraphWarning, stacklevel=4)
+                          "neighbours", GraphWarning, stacklevel=5)
         t0 = time.perf_counter()
         idx, dist = knn_search(X, k, metric=self.graph_metric, method=self.graph_method,
                                random_state=self.random_state, n_jobs=self.n_jobs)
@@ -225,6 +222,18 @@ class GraphPropagation(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         timings["graph"] = time.perf_counter() - t0
         logger.info("%d-NN graph over %d rows: search %.2f s, weights %.2f s, %d edges", k, n,
                     timings["knn"], timings["graph"], W.nnz // 2)
+        return W, k, t, dist
+
+    def _fit(self, X, y) -> None:
+        data = check_semi_supervised(X, y, require_unlabeled=True, estimator=self)
+        self._check_graph_params()
+        self._check_method_params()
+        X = data.X
+        n, n_classes = X.shape[0], data.classes.size
+        timings = {}
+
+        # 1. the graph (one search: its distances also set the heat width kept for predict)
+        W, k, t, dist = self._graph(X, timings)
         self.t_ = float(t) if isinstance(t, numbers.Real) and self.graph_weight == "heat" \
             else None
         if isinstance(t, str):
@@ -342,6 +351,7 @@ class GraphPropagation(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n, n_features)
+            New rows.
 
         Returns
         -------
@@ -374,7 +384,18 @@ class GraphPropagation(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         return proba
 
     def predict(self, X) -> np.ndarray:
-        """Class labels of new rows (arg max of :meth:`predict_proba`)."""
+        """Class labels of new rows (arg max of :meth:`predict_proba`).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         proba = self.predict_proba(X)     # checks that the estimator is fitted
         return self.classes_[np.argmax(proba, axis=1)]
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from semisup._validation import check_fraction
+from semisup._logging import report_unconverged
+from semisup._validation import check_fraction, check_semi_supervised
 from semisup.propagation._base import (
     FITTED_ATTRIBUTES,
     GRAPH_PARAMS,
     GraphPropagation,
+    _normalise_rows,
     matmat_operator,
 )
 from semisup.propagation._cg import block_pcg
@@ -111,6 +113,52 @@ class LabelSpreading(GraphPropagation):
         res = block_pcg(matmat, (1.0 - alpha) * Y, X0=X0, tol=float(self.tol),
                         max_iter=int(self.max_iter), verbose=self.verbose)
         return res.X, res
+
+    def _held_out_scores(self, X, y, folds) -> list[np.ndarray]:
+        """Transductive cross-validation at the cost of one fit.
+
+        ``I - alpha S`` depends on ``X`` alone and the solution is linear in ``Y``
+        (eq. 4), so every fold's label block is one more set of columns of a single block
+        CG solve on the graph of all rows.  A fold keeps the labels of the labeled rows
+        ``train`` and hides those of ``test`` (they stay in ``X`` as unlabeled rows); the
+        result equals refitting with ``y[labeled[test]] = -1`` on the rows that the fold's
+        labels reach (rows of a component without a fold label get the fold's prior, as
+        in :meth:`fit`).
+
+        Parameters
+        ----------
+        X, y : as for :meth:`fit`
+        folds : list of (train, test)
+            Positions into the labeled rows of ``y`` (in row order).
+
+        Returns
+        -------
+        list of ndarray
+            Per fold, scores of every row: ``p_1 - p_0`` of the label distributions for
+            two classes (shape ``(n,)``), else the distributions (``(n, n_classes)``).
+        """
+        data = check_semi_supervised(X, y, require_unlabeled=True, estimator=self)
+        self._check_graph_params()
+        self._check_method_params()
+        W, _, _, _ = self._graph(data.X)
+        n, c = data.X.shape[0], data.classes.size
+        degree = np.asarray(W.sum(axis=1)).ravel()
+        Y = np.zeros((n, c * len(folds)))
+        priors = []
+        for f, (train, _) in enumerate(folds):
+            rows = data.labeled[np.asarray(train)]
+            Y[rows, f * c + data.y_index[np.asarray(train)]] = 1.0
+            priors.append(np.bincount(data.y_index[np.asarray(train)], minlength=c)
+                          / len(train))
+        F, res = self._solve(W, degree, None, Y, None, None)
+        if not res.converged:
+            report_unconverged("cg", f"relative residual {res.residual.max():.3g} > tol "
+                               f"{self.tol:g} after {res.n_iter} iterations")
+        out = []
+        for f, prior in enumerate(priors):
+            P = _normalise_rows(F[:, f * c:(f + 1) * c], prior)
+            out.append(P[:, 1] - P[:, 0] if c == 2 else P)
+        return out
 
 
 LabelSpreading.__doc__ = LabelSpreading.__doc__.replace(

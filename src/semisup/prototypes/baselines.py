@@ -116,7 +116,9 @@ class NystromLabelSpreading(SemiSupervisedClassifierMixin, ClassifierMixin, Base
     prototypes : {'random', 'kmeans', 'minibatch'} or array, default='random'
         Landmark choice; the paper's NYS-LGC samples rows at random.
     kmeans_max_iter : int, default=5
+        Lloyd iterations of the k-means that places the prototypes.
     random_state : int, RandomState or None
+        Seed of the prototype choice; an int gives the same fit on every call.
 
     Attributes
     ----------
@@ -125,6 +127,18 @@ class NystromLabelSpreading(SemiSupervisedClassifierMixin, ClassifierMixin, Base
         Row-normalised non-negative part of ``F``.
     transduction_ : ndarray of shape (n_samples,)
     timings_ : dict
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from semisup import NystromLabelSpreading
+    >>> X, y_true = make_moons(100, noise=0.05, random_state=0)
+    >>> y = np.full(100, -1)
+    >>> y[[0, 1, 2, 3]] = y_true[[0, 1, 2, 3]]
+    >>> clf = NystromLabelSpreading(n_prototypes=30, random_state=0).fit(X, y)
+    >>> float(np.mean(clf.predict(X) == y_true))
+    0.92
     """
 
     def __init__(self, alpha: float = 0.2, n_prototypes="auto", gamma: float | None = None,
@@ -137,7 +151,20 @@ class NystromLabelSpreading(SemiSupervisedClassifierMixin, ClassifierMixin, Base
         self.random_state = random_state
 
     def fit(self, X, y):
-        """Spread the labels of the labeled rows (``y != -1``) to all rows."""
+        """Spread the labels of the labeled rows (``y != -1``) to all rows.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
+        y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         data = check_semi_supervised(X, y, require_unlabeled=True, estimator=self)
         alpha = check_positive(self.alpha, "alpha")
         if not alpha < 1:
@@ -171,8 +198,21 @@ class NystromLabelSpreading(SemiSupervisedClassifierMixin, ClassifierMixin, Base
         return self
 
     def predict_proba(self, X) -> np.ndarray:
-        """Class distributions of new points: the non-negative part of ``K(x, X) D^-1/2 F``
-        (one spreading step from the training rows), normalised to sum to one."""
+        """Class distributions of new points.
+
+        The non-negative part of ``K(x, X) D^-1/2 F`` (one spreading step from the training
+        rows), normalised to sum to one.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Class probabilities, columns in the order of ``classes_``.
+        """
         X = _check_fitted_X(self, X)
         scores = np.maximum(prototype_kernel(X, self.prototypes_, self.gamma_)
                             @ self._propagator, 0.0)
@@ -181,7 +221,18 @@ class NystromLabelSpreading(SemiSupervisedClassifierMixin, ClassifierMixin, Base
                          where=norm > 0)
 
     def predict(self, X) -> np.ndarray:
-        """Class labels of ``X``."""
+        """Class labels of ``X``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
@@ -213,6 +264,7 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierM
     gamma_I : float, default=1.0
         Graph weight of LapRLS (its graph term is ``gamma_I / (l + m)^2 f^T L f``).
     n_prototypes : int or 'auto', default='auto'
+        Number of prototypes ``m`` (PVM's default rule with 'auto').
     gamma : float, optional
         Gaussian kernel parameter (kernel and graph); default as
         :func:`semisup.prototypes.pvm.resolve_gamma` (16 / mean squared distance).
@@ -224,7 +276,9 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierM
     laplacian : {'unnormalized', 'normalized'}, default='unnormalized'
     prototypes : {'kmeans', 'minibatch', 'random'} or array, default='kmeans'
     kmeans_max_iter : int, default=5
+        Lloyd iterations of the k-means that places the prototypes.
     random_state : int, RandomState or None
+        Seed of the prototype choice; an int gives the same fit on every call.
     probability : bool, default=False
         Enable ``predict_proba`` (Platt sigmoids fitted on cross-validated decision values
         of the labeled rows, :mod:`semisup.calibration`; costs 5 extra fits).
@@ -234,6 +288,18 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierM
     classes_, prototypes_, gamma_, n_features_in_, transduction_, timings_
     laprls_ : semisup.manifold.LapRLS
         The fitted model over the labeled rows followed by the prototypes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from semisup import ClusterLapRLS
+    >>> X, y_true = make_moons(100, noise=0.05, random_state=0)
+    >>> y = np.full(100, -1)
+    >>> y[[0, 1, 2, 3]] = y_true[[0, 1, 2, 3]]
+    >>> clf = ClusterLapRLS(n_prototypes=30, random_state=0).fit(X, y)
+    >>> float(clf.score(X, y_true))
+    0.94
     """
 
     def __init__(self, gamma_A: float = 1e-2, gamma_I: float = 1.0, n_prototypes="auto",
@@ -253,7 +319,20 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierM
         self.probability = probability
 
     def fit(self, X, y):
-        """Fit LapRLS on the labeled rows and the k-means centres of all rows."""
+        """Fit LapRLS on the labeled rows and the k-means centres of all rows.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
+        y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         from semisup.manifold import LapRLS
 
         self._check_probability()
@@ -295,12 +374,34 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierM
         return self
 
     def decision_function(self, X) -> np.ndarray:
-        """LapRLS decision values: (n,) for two classes, (n, n_classes) otherwise."""
+        """LapRLS decision values: (n,) for two classes, (n, n_classes) otherwise.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
+        """
         X = _check_fitted_X(self, X)
         return self.laprls_.decision_function(X)
 
     def predict(self, X) -> np.ndarray:
-        """Class labels of ``X``."""
+        """Class labels of ``X``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         X = _check_fitted_X(self, X)
         return self.classes_[self.laprls_.predict(X)]
 

@@ -246,11 +246,14 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, Cl
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled rows.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         self._check_probability()
         if getattr(type(X), "_semisup_distributed", False):  # row blocks on a Dask cluster
@@ -330,8 +333,21 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, Cl
         return self.classes_[np.argmax(scores, axis=1)]
 
     def decision_function(self, X) -> np.ndarray:
-        """``K(x, V) f_v + b``: shape (n,) for two classes (positive: ``classes_[1]``),
-        (n, n_classes) otherwise.  ``O(m d)`` per point."""
+        """Compute the decision values ``K(x, V) f_v + b`` of new rows.
+
+        Shape (n,) for two classes (positive: ``classes_[1]``), (n, n_classes)
+        otherwise.  ``O(m d)`` per point.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
+        """
         check_is_fitted(self)
         X = check_X(X, estimator=self, reset=False)
         if X.shape[1] != self.n_features_in_:
@@ -344,7 +360,18 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, Cl
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X) -> np.ndarray:
-        """Class labels of ``X``."""
+        """Class labels of ``X``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         scores = self.decision_function(X)
         return self._labels(scores[:, None] if scores.ndim == 1 else scores)
 

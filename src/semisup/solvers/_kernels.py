@@ -2,15 +2,21 @@
 
 The active set of the finite Newton method changes every Newton step; these kernels
 take the row subset as an index array so that ``X_j p`` and ``X_j^T q`` never copy
-or re-slice the matrix.  Both kernels are parallel over rows; the transposed product
-accumulates into one buffer per chunk (a scatter cannot be shared between threads)
-and reduces the buffers at the end.
+or re-slice the matrix.  Both kernels are parallel over chunks of rows holding about equal
+non-zeros, one chunk per thread; the transposed product accumulates into one buffer per
+chunk (a scatter cannot be shared between threads) and reduces the buffers at the end.
+How many threads join a product is decided by :func:`parallel_threads`: every numba thread
+by default, or, with ``SEMISUP_THREAD_POLICY=load``, no more than the cores other processes
+leave free.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import sys
+import time
 
 import numpy as np
 
@@ -22,6 +28,7 @@ from semisup._accel import import_numba, njit, prange
 PARALLEL_MIN_NNZ = int(os.environ.get("SEMISUP_PARALLEL_MIN_NNZ", 1_000_000))
 
 _CONTROLLER = None
+_CONTROLLER_SAW_LINALG = False
 
 
 # Loop counters over the stored entries are unsigned: numba must otherwise guard every
@@ -61,9 +68,12 @@ def row_axpy(indptr, indices, data, i, a, out) -> None:
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _csr_rows_matvec_par(indptr, indices, data, rows, w, out):
-    for k in prange(rows.shape[0]):
-        out[k] = row_dot(indptr, indices, data, rows[k], w)
+def _csr_rows_matvec_par(indptr, indices, data, rows, w, out, bounds):
+    # one task per chunk of about equal non-zeros: the thread policy sets the team's size
+    # through the number of chunks (numba's thread count is process state, not per call)
+    for c in prange(bounds.shape[0] - 1):
+        for k in range(bounds[c], bounds[c + 1]):
+            out[k] = row_dot(indptr, indices, data, rows[k], w)
 
 
 # The serial twin is a separate function on purpose: numba's on-disk cache keys a function by
@@ -182,7 +192,7 @@ def csr_matmat(indptr, indices, data, M, out) -> None:
     this kernel was 1.3-1.9x faster serial and 2.4-2.6x with two threads on 20NG-sized
     blocks (10,000 x 49,607, 1M non-zeros, 9-14 columns).
     """
-    if indptr[-1] * M.shape[1] >= PARALLEL_MIN_NNZ and n_threads() > 1:
+    if indptr[-1] * M.shape[1] >= PARALLEL_MIN_NNZ and parallel_threads() > 1:
         _csr_matmat_par(indptr, indices, data, M, out)
     else:
         _csr_matmat_ser(indptr, indices, data, M, out)
@@ -214,18 +224,23 @@ def sparse_solver_threads(sparse: bool):
     """
     if not sparse:
         return contextlib.nullcontext()
-    global _CONTROLLER
-    if _CONTROLLER is None:  # scanning the loaded libraries costs ~1 ms: do it once
+    global _CONTROLLER, _CONTROLLER_SAW_LINALG
+    # scanning the loaded libraries costs ~1 ms: once, and again when scipy.linalg (which
+    # brings scipy's own OpenBLAS) was loaded after the scan: the controller only limits
+    # libraries it has seen
+    has_linalg = "scipy.linalg" in sys.modules
+    if _CONTROLLER is None or (has_linalg and not _CONTROLLER_SAW_LINALG):
         from threadpoolctl import ThreadpoolController
 
         _CONTROLLER = ThreadpoolController()
+        _CONTROLLER_SAW_LINALG = has_linalg
     return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
-def csr_rows_matvec(indptr, indices, data, rows, w, out, parallel: bool) -> None:
-    """``out = X[rows] @ w`` for a CSR matrix given by its three arrays."""
-    if parallel:
-        _csr_rows_matvec_par(indptr, indices, data, rows, w, out)
+def csr_rows_matvec(indptr, indices, data, rows, w, out, bounds) -> None:
+    """``out = X[rows] @ w``; ``bounds`` from :func:`chunk_bounds`, or ``None`` for serial."""
+    if bounds is not None:
+        _csr_rows_matvec_par(indptr, indices, data, rows, w, out, bounds)
     else:
         _csr_rows_matvec_ser(indptr, indices, data, rows, w, out)
 
@@ -236,3 +251,100 @@ def csr_rows_rmatvec(indptr, indices, data, rows, q, out, bounds) -> None:
         _csr_rows_rmatvec_ser(indptr, indices, data, rows, q, out)
     else:
         _csr_rows_rmatvec_par(indptr, indices, data, rows, q, out, bounds)
+
+
+# ----------------------------------------------------------------------------- thread policy
+
+#: ``"off"`` (default): the parallel kernels use every numba thread whenever an operator is
+#: large enough, whatever else runs on the machine.  ``SEMISUP_THREAD_POLICY=load``: a team no
+#: larger than the free cores (:func:`parallel_threads`).  The default is the one measured
+#: faster: under twice as many competing processes as cores (2-core machine, load 8-29), the
+#: threaded product pair on SecStr 83k took 0.59x the serial one's time and DA 0.58x / 0.70x,
+#: TSVM 1.24x / 0.98x of the single-threaded fit, while ``load`` (serial there) took 1.0-1.5x
+#: (``benchmarks/bench_thread_policy.py``): idle threads sleep (``OMP_WAIT_POLICY=PASSIVE``),
+#: and a process with two runnable threads gets two shares of a busy machine.
+THREAD_POLICY = os.environ.get("SEMISUP_THREAD_POLICY", "off").strip().lower()
+
+#: Seconds between two measurements of the machine's load; in between the last answer holds.
+#: Shorter windows measure the scheduler's time slices rather than the load.
+PROBE_INTERVAL = 0.25
+
+_PROBE: dict = {}
+
+
+def _cpu_seconds(cpus) -> float | None:
+    """Busy seconds (not idle, not I/O wait) of the CPUs ``cpus``, from ``/proc/stat``."""
+    try:
+        with open("/proc/stat") as fh:
+            lines = [line.split() for line in fh if line.startswith("cpu")]
+    except OSError:
+        return None
+    total = 0
+    for parts in lines[1:]:
+        if int(parts[0][3:]) in cpus:
+            v = [int(x) for x in parts[1:9]]
+            total += v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _cores() -> set:
+    """The CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return os.sched_getaffinity(0)
+    return set(range(os.cpu_count() or 1))
+
+
+def _own_seconds() -> float:
+    """CPU seconds of this process, all its threads."""
+    t = os.times()
+    return t.user + t.system
+
+
+def _runnable_others() -> float:
+    """Other runnable threads right now (``/proc/loadavg``), for the very first decision."""
+    try:
+        with open("/proc/loadavg") as fh:
+            return max(0.0, float(fh.read().split()[3].split("/")[0]) - 1.0)
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def parallel_threads() -> int:
+    """Threads the parallel kernels should use now; 1 means the serial kernels.
+
+    By default every numba thread (see :data:`THREAD_POLICY` for the measurement behind it).
+    With ``SEMISUP_THREAD_POLICY=load``: a team no larger than the cores that other
+    processes leave free, so that a fit never takes more than its share of a shared machine
+    (a parallel product ends when its slowest chunk does, and on a machine whose cores are
+    taken each thread waits for a time slice).  The free cores are measured, not guessed:
+    busy time of the process's CPUs (``/proc/stat``, the CPUs of ``os.sched_getaffinity``)
+    minus this process's own CPU time, over the window since the previous measurement
+    (at least :data:`PROBE_INTERVAL` seconds; the first one reads the number of runnable
+    threads in ``/proc/loadavg``).  The team is ``round(cores - other processes' cores)``,
+    between 1 and numba's thread count; our own worker processes (joblib folds) count as
+    other processes, so parallel folds fall back to serial kernels instead of
+    oversubscribing the cores.  Where ``/proc`` cannot be read it keeps every thread.
+
+    Returns
+    -------
+    int
+    """
+    n = n_threads()
+    if n <= 1 or THREAD_POLICY != "load":
+        return n
+    now = time.perf_counter()
+    last = _PROBE.get("time")
+    if last is not None and now - last < PROBE_INTERVAL:
+        return min(_PROBE["threads"], n)
+    cpus = _cores()
+    busy = _cpu_seconds(cpus)
+    if busy is None:
+        return n
+    own = _own_seconds()
+    if last is None:
+        others = _runnable_others()
+    else:
+        others = max(0.0, (busy - _PROBE["busy"] - (own - _PROBE["own"])) / (now - last))
+    threads = int(min(n, max(1, math.floor(len(cpus) - others + 0.5))))
+    _PROBE.update(time=now, busy=busy, own=own, threads=threads, others=others)
+    return threads

@@ -58,6 +58,8 @@ class DCDResult:
         Whether the relative duality gap reached ``tol``.
     history : list of float
         Primal objective at each duality-gap check.
+    gave_up : bool
+        Whether the run stopped early under ``give_up_epochs`` (too slow to reach ``tol``).
     """
 
     w: np.ndarray
@@ -68,6 +70,7 @@ class DCDResult:
     n_iter: int
     converged: bool
     history: list = field(default_factory=list)
+    gave_up: bool = False
 
     @property
     def duality_gap(self) -> float:
@@ -159,18 +162,27 @@ def _next_check(checks: list, epochs: int, gap: float, tol: float, chunk: int) -
     epoch at most), so checks are few yet the run overshoots the target by little.
     """
     checks.append((epochs, np.log(max(gap, 1e-300))))
+    remaining = _epochs_to_tol(checks, tol)
+    if remaining is None:
+        return chunk if len(checks) < 2 else 2 * chunk
+    return int(min(2 * chunk, max(1, remaining)))
+
+
+def _epochs_to_tol(checks: list, tol: float) -> int | None:
+    """Epochs after the last check at which the last two checks' linear rate puts the gap at
+    ``tol``; ``None`` when there is no falling trend (one check, or the gap rose)."""
     if len(checks) < 2:
-        return chunk
+        return None
     (e0, l0), (e1, l1) = checks[-2], checks[-1]
     rate = (l1 - l0) / max(e1 - e0, 1)
     if rate >= 0.0:
-        return 2 * chunk
-    return int(min(2 * chunk, max(1, np.ceil((np.log(tol) - l1) / rate))))
+        return None
+    return int(np.ceil((np.log(tol) - l1) / rate))
 
 
 def l2svm_dual_cd(A, terms: HingeTerms, lam: float, tol: float = 1e-6,
                   max_epochs: int = 10_000, random_state: int = 0,
-                  verbose: int = 0) -> DCDResult:
+                  verbose: int = 0, give_up_epochs: int | None = None) -> DCDResult:
     """Minimise eq. 2 (``R = lam I``) by dual coordinate descent until the gap is ``<= tol``.
 
     Parameters
@@ -189,6 +201,15 @@ def l2svm_dual_cd(A, terms: HingeTerms, lam: float, tol: float = 1e-6,
         Seed of the coordinate order.
     verbose : int
         Log the gap after every round (DEBUG, logger ``semisup.solvers.dcd``) when > 1.
+    give_up_epochs : int, optional
+        Stop early, unconverged (``DCDResult.gave_up``), once two successive gap checks
+        extrapolate ``tol`` beyond this many epochs in all, or the epochs reach it.  Dual CD
+        converges linearly at a rate set by the conditioning of the dual; with a small
+        ``lam`` and more rows than features (a rank-deficient dual Hessian plus
+        ``lam / c_i`` on its diagonal) the rate can be too slow to reach ``tol`` in any
+        reasonable time (SecStr one-hot, 1,000 labels, ``lam=1e-3``: gap 0.33 after 10,000
+        epochs).  A caller such as ``L2SVM(solver="auto")`` then hands the weights to the
+        finite Newton method.
 
     Returns
     -------
@@ -216,6 +237,7 @@ def l2svm_dual_cd(A, terms: HingeTerms, lam: float, tol: float = 1e-6,
     eps, epochs, history, checks = EPS0, 0, [], []
     chunk = FIRST_CHECK
     rng = np.random.default_rng(random_state)
+    slow_checks, gave_up = 0, False
     while True:
         ran, at_eps = _dcd_epochs(indptr, indices, data, rows, s, y, qd, dd, alpha, w, eps,
                                   min(chunk, max_epochs - epochs),
@@ -235,7 +257,16 @@ def l2svm_dual_cd(A, terms: HingeTerms, lam: float, tol: float = 1e-6,
         if at_eps:
             eps *= 0.1  # every projected gradient is within eps, yet the gap is too wide
         chunk = _next_check(checks, epochs, gap, tol, chunk)
+        if give_up_epochs is not None:
+            remaining = _epochs_to_tol(checks, tol)
+            if remaining is not None:  # a rising gap (no trend) neither counts nor clears
+                # two checks in a row: one early rate alone is noisy
+                slow_checks = slow_checks + 1 if epochs + remaining > give_up_epochs else 0
+            if slow_checks >= 2 or epochs >= give_up_epochs:
+                gave_up = True
+                break
     full_alpha = np.zeros(terms.y.size)
     full_alpha[keep] = alpha
     return DCDResult(w=weights.copy(), outputs=o, objective=f, dual_objective=g,
-                     alpha=full_alpha, n_iter=epochs, converged=gap <= tol, history=history)
+                     alpha=full_alpha, n_iter=epochs, converged=gap <= tol, history=history,
+                     gave_up=gave_up)

@@ -116,16 +116,20 @@ class Design:
             nnz = int((self._indptr[self.rows + 1] - self._indptr[self.rows]).sum())
             self.nnz = nnz
             par = self._parallel
+            # ``parallel=None``: large enough for the parallel kernels, the thread setting
+            # (:func:`_kernels.parallel_threads`) sizes the team product by product
+            self._auto_threads = False
             if not self._compiled:
                 par = False
             elif par is None:
                 par = nnz >= _kernels.PARALLEL_MIN_NNZ and _kernels.n_threads() > 1
+                self._auto_threads = par
             self._par = bool(par)
             # the arrays the compiled kernels read: X itself through ``rows``, or a copy
             self._kernel_view = (self._indptr, self._indices, self._data, self.rows)
             self._products = 0
             self._gather = self._compiled and GATHER_ROWS and _scattered(self.rows)
-            if self._par:
+            if self._par and not self._auto_threads:
                 self._bounds = _kernels.chunk_bounds(
                     self._indptr, self.rows, max(1, _kernels.n_threads()))
         else:
@@ -145,10 +149,20 @@ class Design:
                 indptr, indices, data = _kernels.csr_gather_rows(*self._kernel_view)
                 rows = np.arange(self.n_rows, dtype=np.int64)
                 self._kernel_view = (indptr, indices, data, rows)
-                if self._par:
-                    self._bounds = _kernels.chunk_bounds(
-                        indptr, rows, max(1, _kernels.n_threads()))
+                self._bounds = None if self._auto_threads or not self._par else \
+                    _kernels.chunk_bounds(indptr, rows, max(1, _kernels.n_threads()))
         return self._kernel_view
+
+    def _team(self, view: tuple):
+        """Chunk bounds for the parallel kernels now (one chunk per thread), ``None``: serial."""
+        if not self._auto_threads:
+            return self._bounds
+        threads = _kernels.parallel_threads()
+        if threads <= 1:
+            return None
+        if self._bounds is None or self._bounds.shape[0] != threads + 1:
+            self._bounds = _kernels.chunk_bounds(view[0], view[3], threads)
+        return self._bounds
 
     def restrict(self, subset: np.ndarray) -> Design:
         """Operator over rows ``self.rows[subset]`` (``subset`` indexes this operator's rows)."""
@@ -184,8 +198,8 @@ class Design:
                 _csr_matvec(n_rows, n_cols, sub.indptr, sub.indices, sub.data,
                             np.ascontiguousarray(wf), out)
         elif self.sparse:
-            _kernels.csr_rows_matvec(*self._view(), np.ascontiguousarray(wf), out,
-                                     self._par)
+            view = self._view()
+            _kernels.csr_rows_matvec(*view, np.ascontiguousarray(wf), out, self._team(view))
         else:
             block = self.X if self._dense_block is None else self._dense_block
             np.dot(block, wf, out=out)
@@ -207,9 +221,9 @@ class Design:
                 _csc_matvec(n_cols, n_rows, sub.indptr, sub.indices, sub.data,
                             np.ascontiguousarray(q, dtype=np.float64), head)
         elif self.sparse:
-            _kernels.csr_rows_rmatvec(*self._view(),
-                                      np.ascontiguousarray(q, dtype=np.float64), head,
-                                      self._bounds)
+            view = self._view()
+            _kernels.csr_rows_rmatvec(*view, np.ascontiguousarray(q, dtype=np.float64), head,
+                                      self._team(view))
         else:
             block = self.X if self._dense_block is None else self._dense_block
             np.dot(q, block, out=head)

@@ -163,7 +163,9 @@ def max_min_affine_on_box(A: np.ndarray, b: np.ndarray, *, integer: bool = False
     Parameters
     ----------
     A : ndarray of shape (T, m)
+        Gain of each label per candidate ``t``.
     b : ndarray of shape (T,)
+        Constant gain per candidate.
     integer : bool
         Restrict ``y`` to ``{-1, +1}^m``.
     time_limit : float
@@ -172,6 +174,7 @@ def max_min_affine_on_box(A: np.ndarray, b: np.ndarray, *, integer: bool = False
     Returns
     -------
     y : ndarray of shape (m,)
+        The maximiser.
     value : float
         ``min_t (A[t] @ y + b[t])`` at the returned ``y``.
     optimal : bool

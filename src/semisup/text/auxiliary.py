@@ -41,6 +41,18 @@ class AuxiliarySVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
     coef_, intercept_, classes_ : fitted hyperplane(s).
     n_auxiliary_ : int
         Number of auxiliary rows used.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import AuxiliarySVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (20, 2)), rng.normal(2, 1, (20, 2))]
+    >>> y = np.repeat([0, 1], 20)
+    >>> auxiliary = np.arange(40) % 10 >= 2       # 8 of every 10 rows: retrieved documents
+    >>> clf = AuxiliarySVM(gamma=0.1).fit(X, y, auxiliary=auxiliary)
+    >>> clf.n_auxiliary_, clf.predict([[-2.0, -2.0], [2.0, 2.0]]).tolist()
+    (32, [0, 1])
     """
 
     def __init__(self, lam: float = 0.02, gamma: float = 0.01, solver: str = "auto",
@@ -57,6 +69,7 @@ class AuxiliarySVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows: labeled, auxiliary and (ignored) unlabeled.
         y : array-like of shape (n_samples,)
             Labels; auxiliary rows carry the label of their query; ``-1`` rows are ignored.
         auxiliary : array-like of bool of shape (n_samples,), optional
@@ -64,7 +77,8 @@ class AuxiliarySVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         check_positive(self.gamma, "gamma", allow_zero=True)
         if y is None:
@@ -90,12 +104,34 @@ class AuxiliarySVM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator
         return self
 
     def decision_function(self, X):
-        """``w^T x + b`` (one column per class for more than two classes)."""
+        """``w^T x + b`` (one column per class for more than two classes).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
+        """
         check_is_fitted(self, "svm_")
         return self.svm_.decision_function(X)
 
     def predict(self, X):
-        """Class labels."""
+        """Class labels.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         check_is_fitted(self, "svm_")
         return self.svm_.predict(X)
 

@@ -160,6 +160,7 @@ def multinomial_em(X_labeled, labeled_class, X_unlabeled, component_class, *,
     Returns
     -------
     MultinomialEM
+        Parameters, responsibilities and the objective of every iteration.
 
     Examples
     --------
@@ -414,7 +415,8 @@ class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
 
         Raises
         ------
@@ -523,10 +525,12 @@ class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            Logarithm of the class probabilities.
         """
         J = self._joint_log_likelihood(X)
         lse, _ = _log_rows(J)
@@ -538,10 +542,12 @@ class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            Class probabilities, columns in the order of ``classes_``.
         """
         return np.exp(self.predict_log_proba(X))
 
@@ -551,10 +557,12 @@ class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Predicted class labels.
         """
         scores = self._joint_log_likelihood(X)
         return self.classes_[np.argmax(scores, axis=1)]

@@ -105,6 +105,20 @@ class ActiveSearchPipeline(BaseEstimator):
     classes_ : ndarray
     report_ : dict
         Queries with their hit counts and precision, totals and overall precision.
+
+    Examples
+    --------
+    >>> from semisup import ActiveSearchPipeline
+    >>> from semisup.text import MemoryBM25Index
+    >>> space = ["rocket orbit launch moon", "orbit moon probe rocket", "launch probe orbit",
+    ...          "moon rocket launch pad", "probe orbit moon landing"]
+    >>> med = ["patient drug dose trial", "drug trial patient cure", "dose patient clinic",
+    ...        "clinic drug patient care", "trial dose cure clinic"]
+    >>> index = MemoryBM25Index(space + med)
+    >>> pipe = ActiveSearchPipeline(index, per_query=4, learner="svm", n_features=None)
+    >>> pipe = pipe.fit([space[0], med[0]], ["space", "med"], ids=["0", "5"])
+    >>> pipe.predict(["moon rocket", "drug dose"]).tolist()
+    ['space', 'med']
     """
 
     def __init__(self, backend: SearchBackend, generator: str = "dqg", query_size: int = 3,
@@ -170,7 +184,8 @@ class ActiveSearchPipeline(BaseEstimator):
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         labels = self._check(documents, labels, ids)
         exclude = set(map(str, ids)) if ids is not None else set()
@@ -281,21 +296,67 @@ class ActiveSearchPipeline(BaseEstimator):
         return tags
 
     def transform(self, documents: Sequence[str]):
-        """Features of new documents (selected terms, unit length rows)."""
+        """Compute the features of new documents (selected terms, unit length rows).
+
+        Parameters
+        ----------
+        documents : sequence of str
+            Raw text documents.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+            The rows in the learned representation.
+        """
         check_is_fitted(self, "model_")
         return normalize(self.vectorizer_.transform(documents)[:, self.features_]
                          .astype(np.float64))
 
     def decision_function(self, documents: Sequence[str]):
-        """Decision values of the trained model on new documents."""
+        """Decision values of the trained model on new documents.
+
+        Parameters
+        ----------
+        documents : sequence of str
+            Raw text documents.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
+        """
         check_is_fitted(self, "model_")
         return self.model_.decision_function(self.transform(documents))
 
     def predict(self, documents: Sequence[str]):
-        """Classes of new documents."""
+        """Predict the classes of new documents.
+
+        Parameters
+        ----------
+        documents : sequence of str
+            Raw text documents.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         check_is_fitted(self, "model_")
         return self.model_.predict(self.transform(documents))
 
     def score(self, documents: Sequence[str], labels) -> float:
-        """Accuracy on labeled documents."""
+        """Accuracy on labeled documents.
+
+        Parameters
+        ----------
+        documents : sequence of str
+            Raw text documents.
+        labels : array-like of shape (n_documents,)
+            True labels of ``documents``.
+
+        Returns
+        -------
+        float
+            Accuracy on the labeled rows.
+        """
         return float(np.mean(self.predict(documents) == np.asarray(labels)))

@@ -151,7 +151,7 @@ def dqg_lp(X_l, s_y: np.ndarray, vocab_i: np.ndarray, C: float = 1.0):
 
 def generate_queries(X, y, vocabulary, method: str = "dqg", query_size: int = 3,
                      C: float = 10.0, lam: float = 1e-2) -> list[Query]:
-    """Queries from labeled documents by one of the generators of chapter 8.
+    """Generate queries from labeled documents by one of the generators of chapter 8.
 
     Parameters
     ----------

@@ -141,6 +141,17 @@ class SQLiteIndex:
         The index folder.
     n_documents : int
         Number of indexed documents.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from semisup.text import SQLiteIndex
+    >>> docs = ["rocket launch orbit", "drug trial dose", "moon rocket landing", "patient drug"]
+    >>> path = os.path.join(tempfile.mkdtemp(), "index")
+    >>> with SQLiteIndex.build(path, docs) as index:
+    ...     ids, scores = index.search("moon dose", k=3)
+    >>> ids
+    ['1', '2']
     """
 
     def __init__(self, path):
@@ -186,7 +197,18 @@ class SQLiteIndex:
 
     @classmethod
     def open(cls, path) -> SQLiteIndex:
-        """Reopen an index built by :meth:`build`."""
+        """Reopen an index built by :meth:`build`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The index folder given to :meth:`build`.
+
+        Returns
+        -------
+        SQLiteIndex
+            The opened index.
+        """
         return cls(path)
 
     @classmethod
@@ -273,11 +295,14 @@ class SQLiteIndex:
         Parameters
         ----------
         query : str or sequence of str
-        k : int
+            The query terms (a string is tokenized like the documents).
+        k : int, default=100
+            Number of documents to return at most.
 
         Returns
         -------
         ids : list of str
+            Ids of the best documents, best first.
         scores : ndarray of float
             BM25 scores (higher is better); empty when no document matches.
         """
@@ -297,7 +322,18 @@ class SQLiteIndex:
         return [r[0] for r in rows], np.array([r[1] for r in rows], dtype=np.float64)
 
     def documents(self, ids: Sequence[str]) -> list[str]:
-        """Texts of the documents ``ids`` (``KeyError`` for an unknown id)."""
+        """Return the texts of the documents ``ids`` (``KeyError`` for an unknown id).
+
+        Parameters
+        ----------
+        ids : sequence of str
+            Document ids.
+
+        Returns
+        -------
+        list of str
+            The text of each document, in the order of ``ids``.
+        """
         out = []
         for i in ids:
             row = self._con.execute("SELECT text FROM docs WHERE doc_id = ?",
@@ -308,7 +344,13 @@ class SQLiteIndex:
         return out
 
     def ids(self) -> list[str]:
-        """Every document id, in indexing order."""
+        """Return every document id, in indexing order.
+
+        Returns
+        -------
+        list of str
+            The ids.
+        """
         return [r[0] for r in self._con.execute("SELECT doc_id FROM docs ORDER BY rowid")]
 
     def close(self) -> None:
@@ -386,7 +428,9 @@ class MemoryBM25Index:
     Parameters
     ----------
     documents : iterable of str or of (id, text)
+        The collection.
     ids : iterable, optional
+        Document ids (default: ``"0"``, ``"1"``, ... unless ``documents`` holds pairs).
     k1, b : float
         BM25 constants.
 
@@ -396,6 +440,18 @@ class MemoryBM25Index:
         Term -> column of the count matrix.
     counts_ : csr_matrix
         Term counts, one row per document.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup.text import MemoryBM25Index
+    >>> docs = ["rocket launch orbit", "drug trial dose", "moon rocket landing", "patient drug"]
+    >>> index = MemoryBM25Index(docs)
+    >>> ids, scores = index.search("moon dose", k=3)
+    >>> ids, np.round(scores, 3).tolist()
+    (['1', '2'], [0.817, 0.817])
+    >>> index.documents(["2"])
+    ['moon rocket landing']
     """
 
     def __init__(self, documents, ids: Iterable | None = None, k1: float = BM25_K1,
@@ -427,7 +483,22 @@ class MemoryBM25Index:
         self._Xt = X.T.tocsr()
 
     def search(self, query, k: int = 100) -> tuple[list[str], np.ndarray]:
-        """Top ``k`` documents by BM25 (ties by indexing order), as :meth:`SQLiteIndex.search`."""
+        """Top ``k`` documents by BM25 (ties by indexing order), as :meth:`SQLiteIndex.search`.
+
+        Parameters
+        ----------
+        query : str or sequence of str
+            The query terms (a string is tokenized), OR-ed.
+        k : int, default=100
+            Number of documents to return at most.
+
+        Returns
+        -------
+        ids : list of str
+            Ids of the best documents, best first.
+        scores : ndarray of float
+            Their scores (higher is better); empty when no document matches.
+        """
         k = _check_k(k)
         cols = [self.vocabulary_[t] for t in _query_terms(query) if t in self.vocabulary_]
         scores = np.zeros(len(self._ids))
@@ -443,7 +514,18 @@ class MemoryBM25Index:
         return [self._ids[i] for i in order], scores[order]
 
     def documents(self, ids: Sequence[str]) -> list[str]:
-        """Texts of the documents ``ids``."""
+        """Return the texts of the documents ``ids``.
+
+        Parameters
+        ----------
+        ids : sequence of str
+            Document ids.
+
+        Returns
+        -------
+        list of str
+            The text of each document, in the order of ``ids``.
+        """
         try:
             return [self._texts[self._position[str(i)]] for i in ids]
         except KeyError as err:
@@ -497,7 +579,22 @@ class HTTPSearchBackend:
                 from err
 
     def search(self, query, k: int = 100) -> tuple[list[str], np.ndarray]:
-        """Top ``k`` hits of a ``match`` query (OR of the terms) and their scores."""
+        """Top ``k`` hits of a ``match`` query (OR of the terms) and their scores.
+
+        Parameters
+        ----------
+        query : str or sequence of str
+            The query terms (a string is tokenized), OR-ed.
+        k : int, default=100
+            Number of documents to return at most.
+
+        Returns
+        -------
+        ids : list of str
+            Ids of the best documents, best first.
+        scores : ndarray of float
+            Their scores (higher is better); empty when no document matches.
+        """
         k = _check_k(k)
         terms = _query_terms(query)
         reply = self._request("_search", {"query": {"match": {self.field: " ".join(terms)}},
@@ -515,7 +612,18 @@ class HTTPSearchBackend:
         return ids, scores
 
     def documents(self, ids: Sequence[str]) -> list[str]:
-        """Texts of documents (from the hits already seen, else one GET each)."""
+        """Return the texts of documents (from the hits already seen, else one GET each).
+
+        Parameters
+        ----------
+        ids : sequence of str
+            Document ids.
+
+        Returns
+        -------
+        list of str
+            The text of each document, in the order of ``ids``.
+        """
         out = []
         for i in ids:
             i = str(i)

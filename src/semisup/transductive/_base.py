@@ -212,8 +212,21 @@ class KernelTransductiveBase(OneVsRestMixin, SemiSupervisedClassifierMixin, Clas
         return tags
 
     def predict(self, X) -> np.ndarray:
-        """Class labels (out of sample, by the rule of ``decision_function``; argmax of its
-        columns beyond two classes)."""
+        """Predict class labels of new rows (out of sample).
+
+        By the rule of ``decision_function``: its sign for two classes, the arg max of its
+        columns beyond two classes.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         f = self.decision_function(X)
         if f.ndim == 2:
             return self.classes_[np.argmax(f, axis=1)]

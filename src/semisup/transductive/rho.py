@@ -66,7 +66,7 @@ def laplacian_like(Cu: np.ndarray) -> np.ndarray:
 
 
 class RhoTSVM(KernelTransductiveBase):
-    """rho-TSVM (eqs. 5.1-5.2): TSVM with the unlabeled constraint ``z_i^2 >= rho``.
+    """The rho-TSVM (eqs. 5.1-5.2): TSVM with the unlabeled constraint ``z_i^2 >= rho``.
 
     With the block inverse of ``K`` the problem becomes a supervised SVM in ``z_l`` plus an
     unlabeled term (eqs. 5.3-5.5).  Three regimes (thesis digest §4.2):
@@ -151,6 +151,18 @@ class RhoTSVM(KernelTransductiveBase):
         The clipped data-dependent kernel ``Q^{-1}`` (kernel route).
     n_train_ : int
         Number of training rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import RhoTSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (30, 2)), rng.normal(2, 1, (30, 2))]
+    >>> y = np.full(60, -1)
+    >>> y[[0, 1, 30, 31]] = [0, 0, 1, 1]          # two labels per class, 56 unlabeled
+    >>> clf = RhoTSVM(rho=0.5, kernel="linear").fit(X, y)
+    >>> float(np.mean(clf.transduction_ == np.repeat([0, 1], 30)))
+    1.0
     """
 
     def __init__(self, rho: float = 0.0, C: float = 1.0, route: str = "auto", kappa=None,
@@ -182,7 +194,8 @@ class RhoTSVM(KernelTransductiveBase):
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
 
         Warns
         -----
@@ -339,6 +352,7 @@ class RhoTSVM(KernelTransductiveBase):
         Returns
         -------
         ndarray of shape (n_samples,), or (n_samples, n_classes) beyond two classes
+            Decision values: the score of ``classes_[1]``, or one column per class.
         """
         if self._is_one_vs_rest():
             return self._one_vs_rest_decision(X)

@@ -85,6 +85,18 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         the SVM for a fully labeled ``y``).
     n_train_ : int
         Number of training rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import SDPRelaxedTSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (10, 2)), rng.normal(2, 1, (10, 2))]
+    >>> y = np.full(20, -1)
+    >>> y[[0, 10]] = [0, 1]
+    >>> clf = SDPRelaxedTSVM(kernel="linear").fit(X, y)
+    >>> clf.transduction_.tolist() == [0] * 10 + [1] * 10
+    True
     """
 
     def __init__(self, C: float = 1.0, balance="auto", kernel: str = "rbf",
@@ -114,7 +126,8 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
 
         Warns
         -----
@@ -202,7 +215,7 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         return estimator.relaxed_scores_
 
     def decision_function(self, X) -> np.ndarray:
-        """Scores of a bias-free SVM trained on the transduced labels (see the class notes).
+        """Score new rows by a bias-free SVM trained on the transduced labels (class notes).
 
         Parameters
         ----------
@@ -212,6 +225,7 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         Returns
         -------
         ndarray of shape (n_samples,), or (n_samples, n_classes) beyond two classes
+            Decision values: the score of ``classes_[1]``, or one column per class.
         """
         check_is_fitted(self, "classes_")
         if self._is_one_vs_rest():

@@ -71,11 +71,14 @@ def solve(cp, problem, solver: str | None, psd: bool = False, tol: float | None 
           max_iter: int | None = None, **kwargs) -> None:
     """Solve ``problem``; raise a clear error when the solver does not reach optimality.
 
-    ``kwargs`` go to :meth:`cvxpy.Problem.solve` (``warm_start``, say).
+    ``kwargs`` go to :meth:`cvxpy.Problem.solve` (``warm_start``, a solver's own options)
+    and take precedence over :func:`solver_options`.
     """
     name = solver or default_solver(cp, psd)
+    # explicit options (SCS's scale, a time limit, ...) override the accuracy defaults
+    options = {**solver_options(name.upper(), tol, max_iter), **kwargs}
     try:
-        problem.solve(solver=name, **solver_options(name.upper(), tol, max_iter), **kwargs)
+        problem.solve(solver=name, **options)
     except cp.error.SolverError:
         if solver is not None:
             raise

@@ -121,7 +121,8 @@ class SDPResult:
 def ussl_sdp(K: np.ndarray, y_l: np.ndarray, C_L: float, C_U: float, epsilon: float,
              big_M: float, C_I: float | None = None, solver: str | None = None,
              tol: float = 1e-6, max_iter: int | None = None,
-             reduced: bool = True, collapse: bool | None = None) -> SDPResult:
+             reduced: bool = True, collapse: bool | None = None,
+             options: dict | None = None) -> SDPResult:
     """The SDP relaxation of USSL (Problem V), with the epsilon and bias fixes.
 
     For labels ``y`` and memberships ``d`` fixed, Problem II's dual (the thesis's
@@ -175,6 +176,9 @@ def ussl_sdp(K: np.ndarray, y_l: np.ndarray, C_L: float, C_U: float, epsilon: fl
         Solve the equivalent smaller LMI (above).
     collapse : bool or None, default=None
         Write ``M_y = E Q E^T`` (above); ``None``: as ``reduced``.
+    options : dict or None, default=None
+        The solver's own options, passed through cvxpy (e.g. SCS's ``scale``,
+        ``adaptive_scale``, ``time_limit_secs``); they override ``tol`` and ``max_iter``.
 
     Returns
     -------
@@ -230,7 +234,7 @@ def ussl_sdp(K: np.ndarray, y_l: np.ndarray, C_L: float, C_U: float, epsilon: fl
                    [cp.reshape(col, (1, N - 1), order="F"), cp.reshape(corner, (1, 1), order="F")]])
     constraints.append(lmi >> 0)
     problem = cp.Problem(cp.Minimize(t), constraints)
-    solve(cp, problem, solver, psd=True, tol=tol, max_iter=max_iter)
+    solve(cp, problem, solver, psd=True, tol=tol, max_iter=max_iter, **(options or {}))
     M_y = np.asarray(My.value, dtype=np.float64)
     d_val = np.clip(np.asarray(d.value), 0.0, 1.0)
     labels_u = np.where(y_l[0] * M_y[0, l:] >= 0, 1.0, -1.0)
@@ -551,7 +555,7 @@ class MixtureSSL(OneVsRestMixin, SemiSupervisedClassifierMixin, LinearClassifier
     max_sdp_rows : int, default=200
         Refuse the SDP route above this many rows.
     sdp_solver : str or None, default=None
-        cvxpy solver of the SDP relaxation; ``None``: SCS (first-order; an interior-point
+        The cvxpy solver of the SDP relaxation; ``None``: SCS (first-order; an interior-point
         solver such as Clarabel is exact but its dense Newton system over the matrix
         inequality needs gigabytes beyond ~60 rows).  The rounding's refits use Clarabel.
     sdp_tol : float, default=1e-6
@@ -559,10 +563,17 @@ class MixtureSSL(OneVsRestMixin, SemiSupervisedClassifierMixin, LinearClassifier
         tolerances).  Keep it tight when ``sdp_value_`` is used as a bound; to bound the
         time use ``sdp_max_iter``.
     sdp_max_iter : int or None, default=None
-        Cap on the SDP solver's iterations (``None``: SCS's 100,000).  At the thesis's size
-        (n = 130) SCS's primal residual stalls near 1e-2 while the value settles within
-        ~1 % in 500-1,000 iterations (~9 CPU-s per 1,000); a capped run is a heuristic
-        start for the rounding, not a certified bound.
+        Cap on the SDP solver's iterations (``None``: SCS's 100,000).  A capped run ends
+        ``optimal_inaccurate``: a heuristic start for the rounding, not a certified bound.
+        At the thesis's size (n = 130) SCS's adaptive scale falls to ~4e-5 and its primal
+        residual stalls near 2e-2; with ``sdp_options={"adaptive_scale": False,
+        "scale": 1.0}`` and ``sdp_tol=1e-4`` the fits of Tables 7.1 / 7.2 with
+        ``C_U = 1`` converged (status ``optimal``) in 1,150-8,725 iterations (36-210 CPU-s);
+        with ``C_U >= 10`` one fit converged (7,700 iterations) and six had not after
+        8,800-10,200 iterations (240 s) (``benchmarks/results/weak_sdpconv.md``).
+    sdp_options : dict or None, default=None
+        The SDP solver's own options, passed through cvxpy (:func:`ussl_sdp`'s
+        ``options``; e.g. SCS's ``scale``, ``adaptive_scale``, ``time_limit_secs``).
     n_roundings : int, default=10
         Random-hyperplane roundings of the SDP's label matrix (each with a random membership
         threshold) tried besides the deterministic ones (:func:`round_sdp`).
@@ -576,11 +587,13 @@ class MixtureSSL(OneVsRestMixin, SemiSupervisedClassifierMixin, LinearClassifier
     fit_intercept : bool, default=True
         Constant feature whose (regularised) weight is the bias.
     intercept_scaling : float, default=1.0
+        Value of the constant feature.
     tol : float, default=1e-6
         CGLS tolerance (alternating route).
     max_iter : int, default=50
         Newton iterations per solve (alternating route).
     max_cg_iter : int, default=10000
+        CGLS iterations per Newton system (alternating route).
 
     Attributes
     ----------
@@ -611,6 +624,18 @@ class MixtureSSL(OneVsRestMixin, SemiSupervisedClassifierMixin, LinearClassifier
     n_iter_ : int
         Linear solves of the alternating route; 1 for the SDP route.
     fit_result_ : MixtureResult or SDPResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import MixtureSSL
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (30, 2)), rng.normal(2, 1, (30, 2))]
+    >>> y = np.full(60, -1)
+    >>> y[[0, 1, 30, 31]] = [0, 0, 1, 1]          # two labels per class, 56 unlabeled
+    >>> clf = MixtureSSL(random_state=0).fit(X, y)
+    >>> clf.predict([[-2.0, -2.0], [2.0, 2.0]]).tolist()
+    [0, 1]
     """
 
     def __init__(self, C_L: float = 1.0, C_U: float = 1.0, C_irrelevant: float | None = None,
@@ -620,7 +645,8 @@ class MixtureSSL(OneVsRestMixin, SemiSupervisedClassifierMixin, LinearClassifier
                  polish: bool = True, late_membership: bool = False,
                  big_M: float | None = None, max_sdp_rows: int = 200,
                  sdp_solver: str | None = None, sdp_tol: float = 1e-6,
-                 sdp_max_iter: int | None = None, n_roundings: int = 10,
+                 sdp_max_iter: int | None = None, sdp_options: dict | None = None,
+                 n_roundings: int = 10,
                  rounding: str = "search", random_state=None,
                  fit_intercept: bool = True,
                  intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int = 50,
@@ -642,6 +668,7 @@ class MixtureSSL(OneVsRestMixin, SemiSupervisedClassifierMixin, LinearClassifier
         self.sdp_solver = sdp_solver
         self.sdp_tol = sdp_tol
         self.sdp_max_iter = sdp_max_iter
+        self.sdp_options = sdp_options
         self.n_roundings = n_roundings
         self.rounding = rounding
         self.random_state = random_state
@@ -682,6 +709,9 @@ class MixtureSSL(OneVsRestMixin, SemiSupervisedClassifierMixin, LinearClassifier
         check_positive(self.sdp_tol, "sdp_tol")
         if self.sdp_max_iter is not None:
             check_int(self.sdp_max_iter, "sdp_max_iter")
+        if self.sdp_options is not None and not isinstance(self.sdp_options, dict):
+            raise ValueError("sdp_options must be None or a dict of the SDP solver's options "
+                             f"(e.g. {{'scale': 1.0}}), got {self.sdp_options!r}")
         if self.method == "sdp" and not self.allow_irrelevant:
             raise ValueError("allow_irrelevant=False is the TSVM: use method='alternating'")
 
@@ -691,12 +721,14 @@ class MixtureSSL(OneVsRestMixin, SemiSupervisedClassifierMixin, LinearClassifier
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Class labels, ``-1`` for unlabeled rows.
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         self._validate_params()
         data = check_semi_supervised(X, y, require_unlabeled=True, estimator=self)
@@ -788,7 +820,7 @@ class MixtureSSL(OneVsRestMixin, SemiSupervisedClassifierMixin, LinearClassifier
         self.big_M_ = float(big_M)
         sdp = ussl_sdp(K, y_l, self.C_L, self.C_U, float(self.epsilon), float(big_M),
                        C_I=C_I, solver=self.sdp_solver, tol=float(self.sdp_tol),
-                       max_iter=self.sdp_max_iter)
+                       max_iter=self.sdp_max_iter, options=self.sdp_options)
         self.sdp_value_ = sdp.value
         self.fit_result_ = sdp
         if sdp.status != "optimal":
@@ -805,7 +837,18 @@ class MixtureSSL(OneVsRestMixin, SemiSupervisedClassifierMixin, LinearClassifier
         return rnd.w, rnd.relevant, "hinge"
 
     def decision_function(self, X):
-        """``w^T x + b``; positive values predict ``classes_[1]``."""
+        """``w^T x + b``; positive values predict ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
+        """
         check_is_fitted(self)
         return super().decision_function(X)
 

@@ -126,7 +126,9 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Trans
     n_iter : int, default=100
         Mini-batch passes of the dictionary learning (``max_iter`` of scikit-learn).
     batch_size : int, default=256
+        Rows per mini-batch of the dictionary learning.
     random_state : int or None, default=None
+        Seed of the dictionary learning; an int gives the same fit on every call.
 
     Attributes
     ----------
@@ -138,6 +140,20 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Trans
     transduction_ : ndarray of shape (n_samples,)
         Labels of the rows of ``X``: the given ones, and the prediction for ``y == -1``.
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import SelfTaughtClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (30, 2)), rng.normal(2, 1, (30, 2))]
+    >>> y = np.full(60, -1)
+    >>> y[[0, 1, 30, 31]] = [0, 0, 1, 1]          # two labels per class, 56 unlabeled
+    >>> clf = SelfTaughtClassifier(n_components=4, beta=0.1, n_iter=5, random_state=0).fit(X, y)
+    >>> clf.transform(X[:3]).shape
+    (3, 4)
+    >>> clf.predict([[-2.0, -2.0], [2.0, 2.0]]).tolist()
+    [0, 1]
     """
 
     def __init__(self, n_components: int = 50, beta: float = 1.0, C: float = 1.0,
@@ -185,6 +201,7 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Trans
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Labels, ``-1`` for unlabeled rows.
         X_unlabeled : array-like of shape (n_extra, n_features), optional
@@ -192,7 +209,8 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Trans
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
 
         Raises
         ------
@@ -242,18 +260,51 @@ class SelfTaughtClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Trans
         return tags
 
     def transform(self, X) -> np.ndarray:
-        """Sparse codes of ``X`` in the learned dictionary."""
+        """Sparse codes of ``X`` in the learned dictionary.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+            The rows in the learned representation.
+        """
         check_is_fitted(self, "components_")
         return encode(_dense(check_X(X, estimator=self, reset=False)), self.components_,
                       self.beta)
 
     def decision_function(self, X) -> np.ndarray:
-        """SVM scores of the codes."""
+        """SVM scores of the codes.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
+        """
         check_is_fitted(self, "components_")
         return self.svm_.decision_function(self.transform(X))
 
     def predict(self, X) -> np.ndarray:
-        """Class labels."""
+        """Class labels.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         check_is_fitted(self, "components_")
         return self.svm_.predict(self.transform(X))
 
@@ -319,16 +370,26 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
 
     Parameters
     ----------
-    n_components, beta, C, n_iter, batch_size, random_state :
-        As :class:`SelfTaughtClassifier` (``n_iter``: the initial dictionary learning).
+    n_components : int, default=50
+        Number of dictionary atoms, as :class:`SelfTaughtClassifier`.
+    beta : float, default=1.0
+        Sparsity weight, as :class:`SelfTaughtClassifier`.
+    C : float, default=1.0
+        SVM cost on the codes.
     supervised_weight : float, default=1.0
         Weight of the SVM term (``2 gamma`` of the thesis).
     max_iter : int, default=20
         ``T_MAX``.
     tol : float, default=1e-4
         ``Delta``, relative.
+    n_iter : int, default=100
+        Mini-batch passes of the initial dictionary learning.
+    batch_size : int, default=256
+        Rows per mini-batch of the initial dictionary learning.
+    random_state : int or None, default=None
+        Seed of the dictionary learning; an int gives the same fit on every call.
     solver : str or None, default=None
-        cvxpy solver of step I(b).
+        The cvxpy solver of step I(b).
     refit : bool, default=True
         Refit the SVMs on the plain-lasso codes of the labeled rows after the last
         iteration (see above); ``False``: Algorithm 3's last classifier.
@@ -359,6 +420,21 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
         refit (``None`` without it; it may exceed the last alternation value, since
         it swaps the labeled codes for the plain-lasso ones).
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import SupervisedSelfTaught
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (30, 2)), rng.normal(2, 1, (30, 2))]
+    >>> y = np.full(60, -1)
+    >>> y[[0, 1, 30, 31]] = [0, 0, 1, 1]          # two labels per class, 56 unlabeled
+    >>> clf = SupervisedSelfTaught(n_components=4, beta=0.1, n_iter=5, max_iter=2,
+    ...                            random_state=0).fit(X, y)
+    >>> clf.transform(X[:3]).shape
+    (3, 4)
+    >>> clf.predict([[-2.0, -2.0], [2.0, 2.0]]).tolist()
+    [0, 1]
     """
 
     def __init__(self, n_components: int = 50, beta: float = 1.0, C: float = 1.0,
@@ -459,6 +535,7 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Labels, ``-1`` for unlabeled rows.
         X_unlabeled : array-like of shape (n_extra, n_features), optional
@@ -466,7 +543,8 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         check_positive(self.supervised_weight, "supervised_weight", allow_zero=True)
         check_int(self.max_iter, "max_iter", low=0)
@@ -543,14 +621,36 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
             else np.argmax(scores, axis=1)
 
     def decision_function(self, X) -> np.ndarray:
-        """``a(x) W^T + c`` (one column per class beyond two)."""
+        """``a(x) W^T + c`` (one column per class beyond two).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
+        """
         if not self.supervised_weight:
             return super().decision_function(X)
         scores = self.transform(X) @ self.coef_.T + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X) -> np.ndarray:
-        """Class labels."""
+        """Class labels.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         if not self.supervised_weight:
             return super().predict(X)
         s = self.decision_function(X)

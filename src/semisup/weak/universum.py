@@ -128,10 +128,13 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
     gamma : float or None, default=None
         RBF/poly ``gamma``; ``None`` is the reciprocal mean squared distance.
     degree : int, default=3
+        Degree of the polynomial kernel.
     coef0 : float, default=1.0
+        Constant term of the polynomial kernel.
     unlabeled : {"universum", "ignore"}, default="universum"
         What rows with ``y == -1`` are.
     fit_intercept : bool, default=True
+        Fit a bias (a constant feature in the squared route).
     intercept_scaling : float, default=1.0
         Value of the constant feature of the squared route.
     tol : float, default=1e-6
@@ -139,8 +142,9 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
     max_iter : int, default=50
         Newton iterations of the squared route.
     max_cg_iter : int, default=10000
+        CGLS iterations per Newton system of the squared route.
     solver : str or None, default=None
-        cvxpy solver of the hinge route (Clarabel when installed, else SCS/OSQP).
+        The cvxpy solver of the hinge route (Clarabel when installed, else SCS/OSQP).
 
     Attributes
     ----------
@@ -165,6 +169,18 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
     n_features_in_ : int
     fit_result_ : MFNResult or None
         Finite Newton output of the squared route.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import UniversumSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (30, 2)), rng.normal(2, 1, (30, 2))]
+    >>> y = np.full(60, -1)
+    >>> y[[0, 1, 30, 31]] = [0, 0, 1, 1]          # two labels per class, 56 unlabeled
+    >>> clf = UniversumSVM(C=1.0).fit(X, y)       # -1 rows: the Universum
+    >>> clf.predict([[-2.0, -2.0], [2.0, 2.0]]).tolist()
+    [0, 1]
     """
 
     def __init__(self, C: float = 1.0, C_universum: float = 1.0, epsilon: float = 0.1,
@@ -218,6 +234,7 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
         y : array-like of shape (n_samples,)
             Class labels; ``-1`` for unlabeled rows (see ``unlabeled``).
         X_universum : array-like or sparse matrix of shape (n_universum, n_features), optional
@@ -225,7 +242,8 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
 
         Returns
         -------
-        self
+        self : object
+            The fitted estimator.
         """
         self._validate_params()
         for stale in ("coef_", "dual_coef_", "X_fit_", "gamma_", "transduction_"):
@@ -328,8 +346,20 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         self.objective_ = obj
 
     def decision_function(self, X) -> np.ndarray:
-        """``f(x)``; positive values predict ``classes_[1]`` (one column per class beyond
-        two)."""
+        """Compute the decision values ``f(x)`` of new rows.
+
+        Positive values predict ``classes_[1]`` (one column per class beyond two).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
+        """
         check_is_fitted(self, "intercept_")
         if self._is_one_vs_rest():
             return self._one_vs_rest_decision(X)
@@ -343,7 +373,18 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
 
     def predict(self, X) -> np.ndarray:
-        """Class labels."""
+        """Class labels.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         check_is_fitted(self, "intercept_")
         f = self.decision_function(X)
         if f.ndim == 2:
