@@ -403,9 +403,11 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
     cv : 'auto' or int, default='auto'
         Folds over the labeled rows (:func:`cv_plan`).
     time_budget : float, default=30.0
-        Seconds for the selection. Candidates are tried cheapest first; one whose
-        predicted cost would overrun the budget is skipped (``status`` in ``cv_results_``).
-        The supervised candidates always run.
+        Seconds for the selection. The supervised candidates run first and always; the
+        semi-supervised ones follow in order, each skipped when the budget is spent before
+        it starts and abandoned when it runs out between two folds (``status`` in
+        ``cv_results_``). A fold in progress and the final refit are not interrupted, so
+        a fit can overrun the budget by about one fold and one fit of the chosen model.
     random_state : int or None, default=None
         Seeds the folds and the candidates that take ``random_state``.
     verbose : int, default=0
