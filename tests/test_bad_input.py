@@ -443,3 +443,122 @@ def test_missing_labels_reach_the_probability_calibration(case):
     assert proba.shape == (X.shape[0], 2) and None not in est.classes_.tolist()
     expected = est.classes_[y_true]
     assert np.mean(est.classes_[proba.argmax(axis=1)] == expected) >= 0.9
+
+
+# ------------------------------------------------------------------------------ command lines
+# Malformed files through both command lines: each is refused with exit status 2 and one
+# line on stderr that names the file (and the line where there is one), no traceback.
+
+SVMLIGHT_CASES = {
+    "bad value": ("1 1:abc\n-1 2:1\n0 1:1\n", ":1: non-numeric value"),
+    "index zero": ("1 0:1.0\n-1 2:1\n0 1:1\n", ":1: index 0"),
+    "negative index": ("1 -1:1\n-1 2:1\n0 1:1\n", ":1: negative index"),
+    "bad label": ("x 1:1\n-1 2:1\n0 1:1\n", ":1: non-numeric label"),
+    "nan value": ("1 1:nan\n-1 2:1\n0 1:1\n", ":1: non-finite value"),
+    "inf value": ("1 1:inf\n-1 2:1\n0 1:1\n", ":1: non-finite value"),
+    "overflow": ("1 1:1e999\n-1 2:1\n0 1:1\n", ":1: non-finite value"),
+    "double colon": ("1 1::1\n-1 2:1\n0 1:1\n", ":1: more than one ':'"),
+    "missing value": ("1 1:\n-1 2:1\n0 1:1\n", ":1: missing value"),
+    "duplicate index": ("1 1:1 1:2\n-1 2:1\n0 1:1\n", ":1: duplicate index"),
+    "decreasing index": ("1 2:1 1:2\n-1 2:1\n0 1:1\n", ":1: decreasing index"),
+    "huge index": ("1 1000000000000:1\n-1 2:1\n0 1:1\n", ":1: index 1000000000000 is too"),
+    "control bytes": ("\x00\x01\x02\n", ":1: non-numeric label"),
+    "empty file": ("", ": empty file"),
+    "labels only": ("1\n-1\n0\n", ": no feature on any line"),
+    "no labeled row": ("0 1:1\n0 2:1\n", ": 0 classes among the labeled rows"),
+    "one class": ("1 1:1\n1 2:1\n0 1:1\n", ": 1 class among the labeled rows"),
+}
+
+_EXAMPLES = "1:1 2:0.5\n1:-1 2:0.2\n2:1\n1:0.3\n"
+_LABELS = "1\n-1\n0\n0\n"
+SVMLIN_CASES = {
+    "labels short": (_EXAMPLES, "1\n-1\n0\n", "lab", "3 labels in"),
+    "labels long": (_EXAMPLES, "1\n-1\n0\n0\n1\n", "lab", "5 labels in"),
+    "label 2": (_EXAMPLES, "2\n-1\n0\n0\n", "lab", ":1: invalid label '2'"),
+    "label text": (_EXAMPLES, "a\n-1\n0\n0\n", "lab", ":1: non-numeric label"),
+    "label nan": (_EXAMPLES, "nan\n-1\n0\n0\n", "lab", ":1: non-finite label"),
+    "empty labels": (_EXAMPLES, "", "lab", ": empty file"),
+    "no labeled example": (_EXAMPLES, "0\n0\n0\n0\n", "lab", ": no labeled examples"),
+    "one class": (_EXAMPLES, "1\n1\n0\n0\n", "lab", ": every labeled example is +1"),
+    "bad value": ("1:abc 2:0.5\n1:-1\n2:1\n1:0.3\n", _LABELS, "ex", ":1: non-numeric value"),
+    "index zero": ("0:1\n1:-1\n2:1\n1:0.3\n", _LABELS, "ex", ":1: index 0"),
+    "nan value": ("1:nan\n1:-1\n2:1\n1:0.3\n", _LABELS, "ex", ":1: non-finite value"),
+    "huge index": ("1000000000000:1\n1:-1\n2:1\n1:0.3\n", _LABELS, "ex", ":1: index"),
+    "empty examples": ("", _LABELS, "ex", ": empty file"),
+    "labels in examples": ("1 1:1\n1:-1\n2:1\n1:0.3\n", _LABELS, "ex", "is an SVMlight file"),
+}
+
+
+def _one_error_line(capsys, program: str) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    lines = [ln for ln in err.strip().splitlines() if ln]
+    assert len(lines) == 1 and lines[0].startswith(f"{program}: error: "), err
+    return lines[0]
+
+
+@pytest.mark.parametrize("case", list(SVMLIGHT_CASES))
+@pytest.mark.parametrize("command", ["fit", "predict"])
+def test_semisup_cli_refuses_a_malformed_file(command, case, tmp_path, capsys):
+    from semisup.cli.main import main as semisup_main
+
+    text, message = SVMLIGHT_CASES[case]
+    data = tmp_path / "data.svm"
+    data.write_text(text)
+    if command == "fit":
+        argv = ["fit", "L2SVM", str(data), "-m", str(tmp_path / "m.semisup")]
+    else:
+        if case in ("labels only", "no labeled row", "one class"):
+            pytest.skip("a valid file for predict: it needs no labels nor features")
+        good = tmp_path / "good.svm"
+        good.write_text("1 1:1 2:0.5\n-1 1:-1 2:0.2\n0 2:1\n")
+        assert semisup_main(["fit", "L2SVM", str(good), "-m", str(tmp_path / "m.semisup")]) \
+            == 0
+        capsys.readouterr()
+        argv = ["predict", str(tmp_path / "m.semisup"), str(data), "-o",
+                str(tmp_path / "pred.txt")]
+    assert semisup_main(argv) == 2
+    line = _one_error_line(capsys, f"semisup {command}")
+    assert "data.svm" in line and message in line, line
+    assert not (tmp_path / "pred.txt").exists()
+
+
+@pytest.mark.parametrize("case", list(SVMLIN_CASES))
+def test_svmlin_cli_refuses_a_malformed_pair(case, tmp_path, capsys):
+    from semisup.cli import svmlin
+
+    examples, labels, culprit, message = SVMLIN_CASES[case]
+    (tmp_path / "d.ex").write_text(examples)
+    (tmp_path / "d.lab").write_text(labels)
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = ["-A", "2", "-o", str(out), str(tmp_path / "d.ex"), str(tmp_path / "d.lab")]
+    assert svmlin.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and message in err, err
+    assert f"d.{culprit}" in err, err
+    assert not any(out.iterdir())  # nothing written
+
+
+def test_feature_index_beyond_memory_is_refused_under_a_memory_limit(tmp_path):
+    """A file whose feature index would make a dense-only estimator allocate far more than
+    the process may: refused with a message naming the file, run under RLIMIT_AS."""
+    import subprocess
+    import sys
+
+    resource = pytest.importorskip("resource")
+    data = tmp_path / "wide.svm"
+    data.write_text("1 1:1 50000000:1\n-1 2:1\n0 1:1\n0 3:1\n")
+    limit = 1536 << 20
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    code = ("import sys; from semisup.cli.main import main; "
+            f"sys.exit(main(['fit', 'LapRLS', {str(data)!r}, '-m', "
+            f"{str(tmp_path / 'm.semisup')!r}]))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       preexec_fn=cap, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and "MemoryError" not in r.stderr
+    assert "wide.svm:1" in r.stderr and "memory available" in r.stderr, r.stderr

@@ -111,6 +111,9 @@ def _check_output(path: str | None, flag: str) -> None:
 def _read_labeled(path: str, n_features: int | None = None, max_features="auto"):
     """``(X, y)`` of an SVMlight file; with ``n_features``, shaped like the training data."""
     X, y = io.read_svmlight(path, max_features=max_features)
+    if X.shape[1] == 0 and n_features is None:
+        raise UsageError(f"{path}: no feature on any line (only labels); expected lines "
+                         "'<label> <index>:<value> ...'")
     if n_features is not None:
         if X.shape[1] > n_features:
             raise UsageError(f"{path}: has {X.shape[1]} features, more than the {n_features} "
@@ -160,8 +163,9 @@ def fit(args) -> int:
     classes, coded = _encode(y, args.unlabeled)
     n_unl = int(np.sum(coded == -1))
     if classes.size < 2:
-        raise UsageError(f"{args.data}: {classes.size} class among the labeled rows "
-                         f"(labels other than {args.unlabeled:g}); at least 2 are needed")
+        raise UsageError(f"{args.data}: {classes.size} class{'es' if classes.size != 1 else ''} "
+                         f"among the labeled rows (labels other than {args.unlabeled:g}); at "
+                         "least 2 are needed")
     if n_unl == 0:
         print(f"semisup fit: warning: no row has the unlabeled label {args.unlabeled:g}: "
               "training on labeled rows only (--unlabeled chooses the marker)",

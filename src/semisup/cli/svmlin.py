@@ -228,6 +228,10 @@ def train(args) -> int:
     if n_l == 0:
         raise UsageError(f"{args.files[-1]}: no labeled examples (every label is 0); label "
                          "some examples +1 or -1")
+    if not (np.any(y > 0) and np.any(y < 0)):
+        only = "+1" if np.any(y > 0) else "-1"
+        raise UsageError(f"{args.files[-1]}: every labeled example is {only}; label examples "
+                         "of both classes (+1 and -1)")
     wpath = _output_path(args.output_dir, examples, ".weights")
     opath = _output_path(args.output_dir, examples, ".outputs")
     _check_output_dir(args.output_dir, [wpath, opath])
