@@ -113,6 +113,13 @@ class SemiSupervisedData:
     unlabeled: np.ndarray
     y_index: np.ndarray
 
+    def codes(self, dtype=np.int64) -> np.ndarray:
+        """Class index of every row, ``-1`` for the unlabeled ones (the form the meta-
+        estimators and the cross-validation helpers fit on)."""
+        out = np.full(self.X.shape[0], -1, dtype=dtype)
+        out[self.labeled] = self.y_index
+        return out
+
     def binary_targets(self, positive: int = 1) -> np.ndarray:
         """``+1/-1`` targets of the labeled rows, class ``classes[positive]`` positive."""
         return np.where(self.y_index == positive, 1.0, -1.0)

@@ -180,8 +180,7 @@ class LinearSemiSupervisedClassifier(SemiSupervisedClassifierMixin, ProbabilityM
         probe = clone(self).set_params(**{name: self._auto_parameters[name]})
         probe._validate_params()
         probe._validate_params_common()
-        codes = np.full(data.X.shape[0], -1, dtype=np.intp)
-        codes[data.labeled] = data.y_index
+        codes = data.codes(np.intp)
         shared = self._auto_shared(data)
         values = [float(v) for v in self._auto_grid(name, data, shared)]
         fit_params = {} if sample_weight is None else {"sample_weight": sample_weight}

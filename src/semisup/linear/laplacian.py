@@ -355,8 +355,7 @@ class LinearLapRLS(_LinearManifoldBase):
         scale = graph_scale(W, data.X.shape[0], self.graph_scale)
         Xa = design.materialize()
         Xa = Xa.toarray() if sp.issparse(Xa) else np.asarray(Xa)
-        codes = np.full(data.X.shape[0], -1, dtype=np.intp)
-        codes[data.labeled] = data.y_index
+        codes = data.codes(np.intp)
         n_classes = data.classes.size
         positives = [1] if n_classes == 2 else list(range(n_classes))
         d = M.shape[0]

@@ -224,8 +224,7 @@ class LapRLS(ManifoldClassifier):
         fixed = probe._probe_at(0.0).set_params(kernel="precomputed")
         trace = float(L.multiply(K).sum()) if hasattr(L, "multiply") else float(np.sum(L * K))
         values = gamma_I_grid(trace, n, float(self.gamma_A), scale)
-        codes = np.full(n, -1, dtype=np.intp)
-        codes[data.labeled] = data.y_index
+        codes = data.codes(np.intp)
         position = np.empty(n, dtype=np.intp)
         position[data.labeled] = np.arange(data.labeled.size)
 

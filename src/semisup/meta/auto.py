@@ -500,8 +500,7 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         n = X.shape[0]
         self.classes_ = data.classes
         # fit on class indices: string labels and the -1 marker never meet
-        y_enc = np.full(n, -1, dtype=np.int64)
-        y_enc[data.labeled] = data.y_index
+        y_enc = data.codes()
         candidates = auto_candidates(X, data.classes.size, data.labeled.size) \
             if isinstance(self.candidates, str) else _as_candidates(self.candidates)
         plan = cv_plan(data.y_index, self.cv, self.random_state)

@@ -157,9 +157,7 @@ class MetaClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimat
     def _validate_fit(self, X, y):
         data = check_semi_supervised(X, y, require_unlabeled=True, estimator=self)
         self.classes_ = data.classes
-        codes = np.full(data.X.shape[0], -1, dtype=np.int64)
-        codes[data.labeled] = data.y_index
-        return data, codes
+        return data, data.codes()
 
     def _finish(self, data, codes: np.ndarray, predicted: np.ndarray | None) -> None:
         """Store ``transduction_`` (pseudo-labels, ``predicted`` for rows never labeled).

@@ -76,9 +76,7 @@ def _validate(owner, X, y):
     """Validated ``(data, codes)``: ``codes`` are class indices, ``-1`` for unlabeled rows."""
     data = check_semi_supervised(X, y, estimator=owner)
     owner.classes_ = data.classes
-    codes = np.full(data.X.shape[0], -1, dtype=np.int64)
-    codes[data.labeled] = data.y_index
-    return data, codes
+    return data, data.codes()
 
 
 def _fit_member(estimator, X, codes: np.ndarray, rows: np.ndarray | None = None):

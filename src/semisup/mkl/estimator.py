@@ -256,8 +256,7 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         """
         from sklearn.base import clone
 
-        codes = np.full(data.X.shape[0], -1, dtype=np.intp)
-        codes[data.labeled] = data.y_index
+        codes = data.codes(np.intp)
         probe = clone(self).set_params(kernels=specs, C=100.0)
         held_out = None
         if data.unlabeled.size == 0:

@@ -146,10 +146,10 @@ class LabelSpreading(GraphPropagation):
         Y = np.zeros((n, c * len(folds)))
         priors = []
         for f, (train, _) in enumerate(folds):
-            rows = data.labeled[np.asarray(train)]
-            Y[rows, f * c + data.y_index[np.asarray(train)]] = 1.0
-            priors.append(np.bincount(data.y_index[np.asarray(train)], minlength=c)
-                          / len(train))
+            train = np.asarray(train)
+            classes = data.y_index[train]
+            Y[data.labeled[train], f * c + classes] = 1.0
+            priors.append(np.bincount(classes, minlength=c) / train.size)
         F, res = self._solve(W, degree, None, Y, None, None)
         if not res.converged:
             report_unconverged("cg", f"relative residual {res.residual.max():.3g} > tol "
