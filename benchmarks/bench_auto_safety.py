@@ -6,12 +6,26 @@ and every candidate once on all labels, to know each one's true accuracy on the 
 rows. The rule "choose the best semi-supervised candidate when its gain exceeds ``s``
 standard errors" is then replayed for several ``s`` without refitting.
 
-Tasks: four binary pairs of scikit-learn's digits (10 labels, 3 labelings) and the SSL
+Tasks: four binary pairs of scikit-learn's digits (10 labels, 3 labelings), the SSL
 book's digit1, usps, coil2, g241c, bci and text at 10 and 100 labels (first 2 official
-splits). The reference is the better of the supervised candidates (logistic regression, RBF
-SVM) on each labeling -- a stricter bar than either one.
+splits), and 20 Newsgroups pc vs mac as raw term counts (``../shared/data/pcmac``, 10 and
+100 labels, 2 random stratified labelings). The reference is the better of logistic
+regression and the RBF SVM on each labeling (the issue's supervised counterparts) -- a
+stricter bar than either one.
 
-    python benchmarks/bench_auto_safety.py            # ~30 min on 2 idle cores
+``--extra`` also cross-validates self-training over logistic regression (same folds, a
+second :class:`~semisup.AutoClassifier` whose supervised rows are the same fits) so that
+the rule can be replayed with it added: the measurement that decides whether it earns a
+place among the default candidates. ``--cost`` times one default fit of AutoClassifier,
+LapRLS, TransductiveSVM, S4VM, SelfTraining and TriTraining on two small tasks (the 10x
+cost rule of issue 26).
+
+The rows of the first version of this benchmark (before the naive Bayes candidates) are
+kept in ``results/auto_safety_v1.jsonl``; tasks not re-run are shown from them.
+
+    python benchmarks/bench_auto_safety.py   # every task: ~30 min on 2 idle cores
+    python benchmarks/bench_auto_safety.py --tasks text pcmac digits --extra digits text \\
+        pcmac --cost      # the run in results/auto_safety.md
     python benchmarks/bench_auto_safety.py --render   # re-render from the stored rows
 """
 
@@ -29,6 +43,24 @@ from _common import RESULTS_DIR, machine_info
 
 SAFETIES = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 ROWS = RESULTS_DIR / "auto_safety.jsonl"
+ROWS_V1 = RESULTS_DIR / "auto_safety_v1.jsonl"
+COST = RESULTS_DIR / "auto_safety_cost.json"
+#: the issue's supervised counterparts: the reference of every comparison
+COUNTERPARTS = ("LogisticRegression", "SVC")
+#: the default candidates before the naive Bayes ones (v1)
+V1 = ("LogisticRegression", "SVC", "LapRLS", "LabelSpreading", "TransductiveSVM")
+EXTRA = ("SelfTraining",)
+
+
+def pcmac_counts():
+    """20 Newsgroups pc vs mac as raw term counts (1,943 x 3,289), labels 0/1."""
+    import scipy.io
+    import scipy.sparse as sp
+
+    from semisup.datasets import shared_data_dir
+
+    m = scipy.io.loadmat(str(shared_data_dir() / "pcmac" / "PCMAC.mat"))
+    return sp.csr_matrix(m["fea"].astype(np.float64)), (m["gnd"].ravel() == 2).astype(int)
 
 
 def tasks(quick: bool):
@@ -60,87 +92,309 @@ def tasks(quick: bool):
                 y = np.full(yt.size, -1)
                 y[b.splits[r]] = yt[b.splits[r]]
                 yield f"{name}, {n_labeled}", r, b.X, y, yt
+    X, yt = pcmac_counts()
+    for n_labeled in (10, 100):
+        for r in range(2):
+            rng = np.random.default_rng(r)
+            y = np.full(yt.size, -1)
+            for c in (0, 1):
+                y[rng.choice(np.flatnonzero(yt == c), n_labeled // 2, replace=False)] = c
+            yield f"pcmac counts, {n_labeled}", r, X, y, yt
 
 
-def measure(quick: bool) -> list[dict]:
+def extra_candidates():
+    from sklearn.linear_model import LogisticRegression
+
+    from semisup.meta.auto import Candidate
+    from semisup.meta.self_training import SelfTraining
+
+    est = SelfTraining(LogisticRegression(max_iter=1000))
+    # with and without the wrapper's own labeled-only CV guard, where it has one
+    grid = [{}, {"fallback": "none"}] if "fallback" in est.get_params() else [{}]
+    return [Candidate("SelfTraining", est, True, grid)]
+
+
+def setting_name(name: str, params: dict) -> str:
+    """As ``cv_results_['candidate_setting']``."""
+    return name + ("(" + ", ".join(f"{k}={v!r}" for k, v in params.items()) + ")"
+                   if params else "")
+
+
+def true_accuracy(cands, X, y, yt) -> tuple[dict, dict]:
+    """Each (candidate, setting) fitted on all labels: accuracy on the unlabeled rows and
+    fit time, by setting name."""
     from sklearn.base import clone
 
+    unl, lab = y == -1, y != -1
+    true, secs = {}, {}
+    for cand in cands:
+        for params in cand.grid:
+            key = setting_name(cand.name, params)
+            est = clone(cand.estimator).set_params(**params)
+            t0 = time.perf_counter()
+            if cand.semi_supervised:
+                pred = est.fit(X, y).transduction_[unl]
+            else:
+                pred = est.fit(X[lab], y[lab]).predict(X[unl])
+            secs[key] = time.perf_counter() - t0
+            true[key] = float(np.mean(pred == yt[unl]))
+    return true, secs
+
+
+def strip_extra(row: dict) -> dict:
+    """A stored row without its extra candidates (to measure them again)."""
+    keep = [i for i, n in enumerate(row["names"]) if n.split("(")[0] not in EXTRA]
+    return {k: ([v[i] for i in keep] if k in ("names", "semi", "scores", "status", "true",
+                                              "fit_seconds") else v)
+            for k, v in row.items()}
+
+
+def measure(quick: bool, extra: list[str] | None, only: list[str] | None,
+            stored: dict | None = None) -> list[dict]:
+    """``stored``: rows by ``(task, labeling)`` whose default run is reused (only the extra
+    candidates are measured again)."""
     from semisup import AutoClassifier
     from semisup.meta.auto import auto_candidates
 
     rows = []
     for task, r, X, y, yt in tasks(quick):
+        if only and not any(o in task for o in only):
+            continue
+        if stored is not None:
+            if (task, r) not in stored:
+                continue
+            row = strip_extra(stored[(task, r)])
+            true = dict(zip(row["names"], row["true"], strict=True))
+            fit_secs = dict(zip(row["names"], row["fit_seconds"], strict=True))
+            row = {k: v for k, v in row.items() if k not in ("true", "fit_seconds")}
+            _extra(row, true, fit_secs, X, y, yt, r)
+            row["true"] = [true[name] for name in row["names"]]
+            row["fit_seconds"] = [fit_secs[name] for name in row["names"]]
+            rows.append(row)
+            print(f"{task} #{r}: extra candidates measured again", file=sys.stderr)
+            continue
         t0 = time.perf_counter()
         auto = AutoClassifier(random_state=r).fit(X, y)
         seconds = time.perf_counter() - t0
         res = auto.cv_results_
-        unl, lab = y == -1, y != -1
-        true = []
-        for cand in auto_candidates(X, 2, int(lab.sum())):
-            for params in cand.grid:
-                est = clone(cand.estimator).set_params(**params)
-                if cand.semi_supervised:
-                    pred = est.fit(X, y).transduction_[unl]
-                else:
-                    pred = est.fit(X[lab], y[lab]).predict(X[unl])
-                true.append(float(np.mean(pred == yt[unl])))
-        rows.append({"task": task, "labeling": r, "seconds": seconds,
-                     "names": res["candidate_setting"], "semi": res["semi_supervised"],
-                     "scores": [None if v is None else np.asarray(v).tolist()
-                                for v in res["row_margin_scores"]],
-                     "true": true, "chosen": auto.best_candidate_})
+        true, fit_secs = true_accuracy(auto_candidates(X, 2, int((y != -1).sum())), X, y, yt)
+        row = {"task": task, "labeling": r, "seconds": seconds,
+               "names": list(res["candidate_setting"]), "semi": list(res["semi_supervised"]),
+               "scores": [None if v is None else np.asarray(v).tolist()
+                          for v in res["row_margin_scores"]],
+               "chosen": auto.best_candidate_,
+               "status": list(res["status"])}
+        if extra is not None and (not extra or any(e in task for e in extra)):
+            _extra(row, true, fit_secs, X, y, yt, r)
+        row["true"] = [true[name] for name in row["names"]]
+        row["fit_seconds"] = [fit_secs[name] for name in row["names"]]
+        rows.append(row)
         print(f"{task} #{r}: chose {auto.best_candidate_} in {seconds:.1f} s", file=sys.stderr)
     return rows
 
 
-def replay(row: dict, safety: float) -> int:
-    """Index of the candidate :func:`semisup.meta.auto.choose` picks at ``safety``."""
+def _extra(row: dict, true: dict, fit_secs: dict, X, y, yt, r: int) -> None:
+    """Cross-validate the extra candidates into ``row`` (same folds: same random_state and
+    labels; the supervised rows are the same fits as the default run's, not repeated)."""
+    from semisup import AutoClassifier
+    from semisup.meta.auto import auto_candidates
+
+    cands = extra_candidates()
+    more = AutoClassifier(candidates=[c for c in auto_candidates(X, 2, 2)
+                                      if not c.semi_supervised] + cands,
+                          time_budget=1e9, random_state=r).fit(X, y)
+    m = more.cv_results_
+    t_true, t_secs = true_accuracy(cands, X, y, yt)
+    for i, name in enumerate(m["candidate_setting"]):
+        if m["semi_supervised"][i]:
+            row["names"].append(name)
+            row["semi"].append(True)
+            row["scores"].append(None if m["row_margin_scores"][i] is None else
+                                 np.asarray(m["row_margin_scores"][i]).tolist())
+            row["status"].append(m["status"][i])
+    true.update(t_true)
+    fit_secs.update(t_secs)
+
+
+COSTED = ("AutoClassifier", "LapRLS", "TransductiveSVM", "S4VM", "SelfTraining",
+          "TriTraining")
+
+
+def candidate_cost() -> dict:
+    """Seconds of one default fit of each method weighed (and of AutoClassifier) on two
+    small tasks."""
+    from sklearn.linear_model import LogisticRegression
+
+    from semisup import S4VM, AutoClassifier, LapRLS, TransductiveSVM
+    from semisup.meta.self_training import SelfTraining
+    from semisup.meta.tritraining import TriTraining
+
+    out = {}
+    for task, r, X, y, _ in tasks(quick=False):
+        if (task, r) not in (("digits 3v8, 10", 0), ("bci, 10", 0)):
+            continue
+        secs = {}
+        lr = LogisticRegression(max_iter=1000)
+        for name, est in zip(COSTED, (AutoClassifier(random_state=0), LapRLS(),
+                                      TransductiveSVM(), S4VM(random_state=0),
+                                      SelfTraining(lr), TriTraining(lr, random_state=0)),
+                             strict=True):
+            t0 = time.perf_counter()
+            est.fit(X, y)
+            secs[name] = time.perf_counter() - t0
+        out[f"{task} (n={X.shape[0]})"] = secs
+        print(task, secs, file=sys.stderr)
+    return out
+
+
+def replay(row: dict, safety: float, allowed=None) -> int:
+    """Index of the candidate :func:`semisup.meta.auto.choose` picks at ``safety`` among
+    the settings that ran and whose candidate is in ``allowed`` (all when ``None``)."""
     from semisup.meta.auto import choose
 
-    ran = [i for i, s in enumerate(row["scores"]) if s is not None]
+    ran = [i for i, s in enumerate(row["scores"]) if s is not None and
+           (allowed is None or row["names"][i].split("(")[0] in allowed)]
     _, chosen = choose([np.asarray(row["scores"][i]) for i in ran],
                        [row["semi"][i] for i in ran], safety)
     return ran[chosen]
 
 
-def render(rows: list[dict], command: str) -> str:
-    out = ["# How safe should AutoClassifier be (`safety`)?", "",
-           f"Command: `{command}`", "", machine_info(), "",
-           "Accuracy on the unlabeled rows, averaged over the labelings of each task. "
-           "'best sup.' is the better of logistic regression and the RBF SVM on each "
-           "labeling (an oracle choice); 'best' the best candidate.", "",
-           "| safety | mean vs best sup. (points) | mean vs best (points) | tasks below best "
-           "sup. - 1 | tasks within 1 point of best |", "|---|---|---|---|---|"]
+def counterpart(row: dict) -> float:
+    """Accuracy of the better of the issue's supervised counterparts on this labeling."""
+    return max(t for t, n in zip(row["true"], row["names"], strict=True)
+               if n in COUNTERPARTS)
+
+
+def default_list(row: dict) -> set:
+    return {n.split("(")[0] for n in row["names"]} - set(EXTRA)
+
+
+def summary(by_task: dict, lists: dict, safety: float) -> list[str]:
+    """One line per candidate list: the issue's checks at ``safety``."""
+    out = []
+    for label, allowed_of in lists.items():
+        cells = []
+        for task_rows in by_task.values():
+            cells.append(np.mean([(row["true"][replay(row, safety, allowed_of(row))],
+                                   counterpart(row), max(row["true"]))
+                                  for row in task_rows], axis=0))
+        A = np.array(cells)
+        d = A[:, 0] - A[:, 1]
+        out.append(f"| {label} | {100 * np.mean(d):+.2f} | {100 * d.min():+.1f} | "
+                   f"{int(np.sum(d < -0.01))} | {100 * np.mean(A[:, 0] - A[:, 2]):+.2f} | "
+                   f"{int(np.sum(A[:, 0] >= A[:, 2] - 0.01))} of {len(A)} |")
+    return out
+
+
+def cost_ratio(row: dict) -> float:
+    """AutoClassifier's time over the median single default fit of its semi-supervised
+    candidates."""
+    return row["seconds"] / np.median(
+        [t for t, n, semi in zip(row["fit_seconds"], row["names"], row["semi"], strict=True)
+         if semi and "(" not in n and n not in EXTRA])
+
+
+def render(rows: list[dict], command: str, v1: list[dict], cost: dict | None) -> str:
     by_task = collections.defaultdict(list)
     for row in rows:
         by_task[row["task"]].append(row)
+    v1_by_task = collections.defaultdict(list)
+    for row in v1:
+        v1_by_task[row["task"]].append(row)
+    # tasks not re-run keep their v1 rows: their candidate list did not change (dense X)
+    merged = dict(by_task)
+    for task, task_rows in v1_by_task.items():
+        merged.setdefault(task, task_rows)
+    has_extra = any(n in EXTRA for row in rows for n in row["names"])
+    default = {"**default candidates (this version)**": default_list}
+    out = ["# How safe is AutoClassifier, and which candidates earn a place?", "",
+           f"Command: `{command}`", "", machine_info(), "",
+           "Accuracy on the unlabeled rows, averaged over the labelings of each task (a "
+           "*cell*). *Counterpart*: the better of scikit-learn's LogisticRegression and SVC "
+           "(defaults, labeled rows) on each labeling, an oracle choice between the issue's "
+           "two counterparts. *Best*: the best single candidate measured on the labeling (every "
+           "candidate and setting of every list below, each fitted alone with all labels). "
+           "Each list's choice is the rule (`safety` = 0.5) replayed on the held-out "
+           "scores of one run, so the lists differ only in which candidates they may pick.",
+           "", f"Re-run here: {', '.join(by_task)}. "
+           f"Not re-run (v1 rows, `results/auto_safety_v1.jsonl`): "
+           f"{', '.join(t for t in merged if t not in by_task) or 'none'}; on those dense "
+           "tasks the default candidates are the v1 ones, in the same order, so the rule "
+           "chooses the same way.", "",
+           "## All cells, default candidates (re-run cells + v1 cells)", "",
+           "| safety | mean vs counterpart (pts) | worst cell vs counterpart | cells below "
+           "counterpart - 1 | mean vs best (pts) | cells within 1 point of best |",
+           "|---|---|---|---|---|---|"]
     for s in SAFETIES:
-        cells = []
-        for task_rows in by_task.values():
-            vals = []
-            for row in task_rows:
-                true = np.asarray(row["true"])
-                sup = [i for i, semi in enumerate(row["semi"]) if not semi]
-                vals.append((true[replay(row, s)], true[sup].max(), true.max()))
-            cells.append(np.mean(vals, axis=0))
-        A = np.array(cells)
-        out.append(f"| {s:g} | {100 * np.mean(A[:, 0] - A[:, 1]):+.2f} | "
-                   f"{100 * np.mean(A[:, 0] - A[:, 2]):+.2f} | "
-                   f"{int(np.sum(A[:, 0] < A[:, 1] - 0.01))} | "
-                   f"{int(np.sum(A[:, 0] >= A[:, 2] - 0.01))} of {len(A)} |")
-    out += ["", "Per task at the default (0.5): AutoClassifier / best supervised / best "
-            "candidate (%), and the choices.", "",
-            "| task | auto | best sup. | best | chosen | mean fit time (s) |",
+        out += [line.replace("| **default candidates (this version)** |", f"| {s:g} |")
+                for line in summary(merged, default, s)]
+    lists = {"v1 candidates (no naive Bayes), replayed": lambda row: set(V1)} | default
+    if has_extra:
+        lists["default + SelfTraining(LogisticRegression)"] = \
+            lambda row: default_list(row) | set(EXTRA)
+    out += ["", "## Candidate lists on the re-run cells (safety 0.5)", "",
+            "| candidates | mean vs counterpart (pts) | worst cell vs counterpart | cells "
+            "below counterpart - 1 | mean vs best (pts) | cells within 1 point of best |",
             "|---|---|---|---|---|---|"]
-    for task, task_rows in by_task.items():
-        vals = np.mean([(np.asarray(r["true"])[replay(r, 0.5)],
-                         np.asarray(r["true"])[[i for i, s in enumerate(r["semi"])
-                                                if not s]].max(),
-                         max(r["true"])) for r in task_rows], axis=0)
-        chosen = ", ".join(r["names"][replay(r, 0.5)] for r in task_rows)
+    out += summary(by_task, lists, 0.5)
+    extra_cols = " | + SelfTraining" if has_extra else ""
+    out += ["", "## Per cell", "",
+            "Accuracy (%): *v1 run*: the first version's AutoClassifier in its own run "
+            "(`results/auto_safety_v1.jsonl`, same labelings and `random_state`); "
+            "*v1 replayed*: the v1 candidates' choice replayed on this run; *auto*: this "
+            "version's AutoClassifier. *Cost*: AutoClassifier's wall time over the median "
+            "time of one fit of its semi-supervised candidates with their defaults (alone, "
+            "on all labels, same task; re-run cells only).", "",
+            f"| task | v1 run | v1 replayed | auto{extra_cols} | counterpart | best | auto chose "
+            "| auto s | cost |",
+            "|---|---|---|---|" + ("---|" if has_extra else "") + "---|---|---|---|---|"]
+    for task, task_rows in merged.items():
+        old = v1_by_task.get(task)
+        old_acc = f"{100 * np.mean([r['true'][replay(r, 0.5)] for r in old]):.1f}" \
+            if old else "-"
+        rerun = task in by_task
+
+        def acc(allowed_of, task_rows=task_rows):
+            return 100 * np.mean([r["true"][replay(r, 0.5, allowed_of(r))] for r in task_rows])
+        cells = [old_acc, f"{acc(lambda r: set(V1)):.1f}" if rerun else "-",
+                 f"{acc(default_list):.1f}" if rerun else f"({old_acc})"]
+        if has_extra:
+            cells.append(f"{acc(lambda r: default_list(r) | set(EXTRA)):.1f}"
+                         if rerun and all(EXTRA[0] in r["names"] for r in task_rows) else "-")
+        cp = 100 * np.mean([counterpart(r) for r in task_rows])
+        best = 100 * np.mean([max(r["true"]) for r in task_rows])
+        chosen = ", ".join(r["names"][replay(r, 0.5, default_list(r))] for r in task_rows)
         secs = np.mean([r["seconds"] for r in task_rows])
-        out.append(f"| {task} | {100 * vals[0]:.1f} | {100 * vals[1]:.1f} | "
-                   f"{100 * vals[2]:.1f} | {chosen} | {secs:.1f} |")
+        ratio = f"{np.mean([cost_ratio(r) for r in task_rows]):.0f}x" if rerun else "-"
+        out.append(f"| {task} | " + " | ".join(cells) + f" | {cp:.1f} | {best:.1f} | {chosen} "
+                   f"| {secs:.1f} | {ratio} |")
+    if has_extra:
+        raw = "SelfTraining(fallback='none')"
+        out += ["", "## Self-training alone (fitted with all labels)", "",
+                "SelfTraining over LogisticRegression(max_iter=1000) with its defaults (which "
+                "include its own labeled-only CV guard, `fallback='cv'`, where the installed "
+                "version has one) and with `fallback='none'` (the plain wrapper).", "",
+                "| task | SelfTraining % | fallback='none' % | LogisticRegression % | one fit s "
+                "(default / fallback='none' / LogReg) |", "|---|---|---|---|---|"]
+        for task, task_rows in by_task.items():
+            if not all(EXTRA[0] in r["names"] for r in task_rows):
+                continue
+
+            def col(name, key="true", task_rows=task_rows):
+                if not all(name in r["names"] for r in task_rows):
+                    return np.nan
+                return np.mean([r[key][r["names"].index(name)] for r in task_rows])
+            out.append(f"| {task} | {100 * col('SelfTraining'):.1f} | "
+                       f"{100 * col(raw):.1f} | "
+                       f"{100 * col('LogisticRegression'):.1f} | "
+                       f"{col('SelfTraining', 'fit_seconds'):.2f} / "
+                       f"{col(raw, 'fit_seconds'):.2f} / "
+                       f"{col('LogisticRegression', 'fit_seconds'):.3f} |")
+    if cost:
+        out += ["", "## One default fit of each method weighed (seconds, same run)", "",
+                "| task | " + " | ".join(COSTED) + " |", "|---|" + "---|" * len(COSTED)]
+        for task, secs in cost.items():
+            out.append(f"| {task} | " + " | ".join(f"{secs[k]:.2f}" for k in COSTED) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -148,19 +402,48 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one task, one labeling")
     parser.add_argument("--render", action="store_true", help="re-render the stored rows")
+    parser.add_argument("--extra", nargs="*", default=None, metavar="TASK",
+                        help="also cross-validate self-training on the tasks whose name "
+                             "contains one of these strings (all tasks when none given)")
+    parser.add_argument("--cost", action="store_true",
+                        help="time one default fit of each method weighed (S4VM, ...)")
+    parser.add_argument("--tasks", nargs="*", default=None,
+                        help="run only the tasks whose name contains one of these strings")
+    parser.add_argument("--dry", action="store_true", help="do not write the results files")
+    parser.add_argument("--extra-only", action="store_true",
+                        help="reuse the stored rows' default runs; measure only --extra again")
     args = parser.parse_args(argv)
-    command = "python benchmarks/bench_auto_safety.py" + (" --quick" if args.quick else "")
+    command = "python benchmarks/bench_auto_safety.py" + (" --quick" if args.quick else "") + (
+        " --tasks " + " ".join(repr(t) for t in args.tasks) if args.tasks else "") + (
+        " --extra " + " ".join(repr(t) for t in args.extra) if args.extra is not None
+        else "") + (" --cost" if args.cost else "")
+    v1 = [json.loads(line) for line in ROWS_V1.read_text().splitlines()] \
+        if ROWS_V1.exists() else []
+    cost = json.loads(COST.read_text()) if COST.exists() else None
+    write = not (args.quick or args.dry)
     if args.render:
         rows = [json.loads(line) for line in ROWS.read_text().splitlines()]
+        command = rows[0].get("command", command) if rows else command
     else:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            rows = measure(args.quick)
-        if not args.quick:
+            stored = None
+            if args.extra_only:
+                old_rows = [json.loads(line) for line in ROWS.read_text().splitlines()]
+                stored = {(row["task"], row["labeling"]): row for row in old_rows}
+                command = old_rows[0]["command"] + f"; then {command} --extra-only"
+            rows = measure(args.quick, args.extra, args.tasks, stored)
+            if args.cost:
+                cost = candidate_cost()
+        for row in rows:
+            row["command"] = command
+        if write:
             ROWS.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    text = render(rows, command)
+            if args.cost:
+                COST.write_text(json.dumps(cost, indent=1) + "\n")
+    text = render(rows, command, v1, cost)
     print(text)
-    if not args.quick:
+    if write:
         (RESULTS_DIR / "auto_safety.md").write_text(text)
 
 

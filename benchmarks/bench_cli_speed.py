@@ -179,6 +179,11 @@ def run_api(src: Path, ex: Path, lab: Path, algorithm: int, r: float) -> dict:
     return dict(json.loads(text.strip().splitlines()[-1]), wall=wall, cpu=cpu)
 
 
+def _rel(a: float, b: float) -> str:
+    """Relative difference of two objectives as printed by the command line (10 digits)."""
+    return f"{abs(a - b) / max(abs(b), 1e-300):.1e}"
+
+
 def _best(runs: list[dict], key: str) -> float:
     return min(run[key] for run in runs)
 
@@ -228,12 +233,13 @@ def main() -> None:
                     "-" if ref is None else f"{ref:.2f}", vs,
                     "-" if not base else f"{_best(base, 'wall'):.2f} / "
                                          f"{_best(base, 'cpu'):.2f}",
+                    "-" if not base else _rel(cli[0]["objective"], base[0]["objective"]),
                     f"{gap:.1e}"])
                 print(rows[-1], flush=True)
     headers = ["set", "alg", "CLI wall", "CLI CPU", "CLI trained in", "API read",
                "API fit", "API process wall", "API process CPU", "CLI / API wall",
                "SVMlin recorded", "CLI vs recorded", "baseline CLI wall / CPU",
-               "objective rel. diff"]
+               "CLI objective vs baseline", "objective rel. diff"]
     notes = [f"- **{name}**: {desc}; files in SVMlin format (`-R {r:g}`)."
              for name, (_, _, r, desc) in sets.items()]
     report(args.name, "semisup-svmlin end to end vs the API fit of the same files", [
@@ -244,7 +250,10 @@ def main() -> None:
         "whole-process wall time).  'SVMlin recorded': the SVMlin release's end-to-end time "
         "recorded in issue 30 on an idle machine of this class (the C binary is not "
         "available here); 'CLI vs recorded' divides this run's CLI wall time by it, so a "
-        "busy machine makes it look worse.",
+        "busy machine makes it look worse.  'baseline': the command line of `--baseline-src`, "
+        "run interleaved with ours (same load); 'CLI objective vs baseline' compares the "
+        "objectives the two command lines print; 'objective rel. diff' compares ours with "
+        "the API fit's.",
         "\n".join(notes),
         table(headers, rows)])
 

@@ -25,7 +25,10 @@ times out, or after ``--kill-after`` seconds of wall time whatever its CPU time 
 classifier, set and label count serves all its splits; after a timeout the later splits of
 that cell are recorded as not run); an exception is recorded by the first line of its message
 and never stops the run.  Fits run one at a time.  Estimators with a ``random_state`` get
-``random_state=0`` (repeatable runs); nothing else is changed.  Each child is limited to
+``random_state=0`` (repeatable runs); nothing else is changed.  A classifier tagged
+``positive_only`` (SemiSupervisedNB's multinomial model of counts) is *not applicable* to a
+set with a negative feature: its cells there are not run and not counted (see
+:func:`applicable`), as MultinomialNB is not run on non-count data.  Each child is limited to
 ``--memory-gb`` of address space (the machine is shared).  The supervised counterparts
 (LogisticRegression, SVC, and MultinomialNB on count data) are fitted in every cell.
 
@@ -378,6 +381,22 @@ def make_estimator(name: str):
     return est
 
 
+def applicable(name: str, data: DataSet) -> bool:
+    """False for a classifier whose scikit-learn tags say ``positive_only`` on data with a
+    negative feature (a multinomial model of counts on centred features): such cells are
+    *not applicable* and are left out, as MultinomialNB is on non-count data."""
+    if name in SUPERVISED:
+        return True
+    try:
+        positive_only = make_estimator(name).__sklearn_tags__().input_tags.positive_only
+    except Exception:  # noqa: BLE001  (no tags: assume it takes any real features)
+        return True
+    if not positive_only:
+        return True
+    vals = data.X.data if sp.issparse(data.X) else np.asarray(data.X)
+    return not (vals.size and float(vals.min()) < 0)
+
+
 def counterpart(name: str, counts: bool = False) -> str:
     """The supervised counterpart of classifier ``name`` (``BOTH`` for the automatic one)."""
     rule = COUNTERPART.get(name)
@@ -654,7 +673,7 @@ def run(cfg: Config, log: Callable[[str], None] = print) -> list[dict]:
                     break
             splits = data.splits(n_labeled, cfg.splits)
             for nm in names:
-                if nm == MNB and not data.counts:
+                if (nm == MNB and not data.counts) or not applicable(nm, data):
                     continue
                 tasks = [t for t in splits if (set_name, n_labeled, t[0], nm) not in done]
                 if not tasks:

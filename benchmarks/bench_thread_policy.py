@@ -23,6 +23,14 @@ the ratio of each mode's median to the one-thread median.
 Usage: ``python benchmarks/bench_thread_policy.py [--repeat 3] [--load N] [--methods tsvm da]``;
 ``--kernels BLOCKS`` times the product pair alone instead (the three modes interleaved in one
 process, numba with its default threads).
+
+``--cli``: the same modes end to end through the command line, ``python -m semisup.cli.svmlin
+-A {2,3} -W 0.001 -U 1 -R 0.43`` on SecStr's SVMlin-format files (written by
+``bench_cli_speed.py``'s code, or reused from ``--files DIR``): wall and CPU seconds of the
+child (reading the files and JIT loading included), results to ``bench_thread_policy_cli.md``.
+SVMlin itself is not run here (its binary is not available), and no SVMlin time under load is
+made up: the table compares our modes with one another, and the only SVMlin figures are the
+idle ones recorded in issue 30.
 """
 
 from __future__ import annotations
@@ -108,6 +116,43 @@ def kernels(blocks: int) -> list:
     return [[mode, 1e3 * r[mode], f"{r[mode] / r['1 thread']:.2f}"] for mode in r]
 
 
+def run_cli_mode(method: str, mode: str, files: tuple, out: str) -> dict:
+    """One ``semisup-svmlin`` training run in a fresh process under the mode's environment:
+    wall and CPU seconds of the child, its "trained in" and objective."""
+    import re
+    import resource
+    import time
+
+    ex, lab = files
+    env = {**os.environ, "PYTHONPATH": str(SRC), **MODES[mode]}
+    cmd = [sys.executable, "-m", "semisup.cli.svmlin", "-A", "2" if method == "tsvm" else "3",
+           "-W", "0.001", "-U", "1", "-R", "0.43", "-o", out, str(ex), str(lab)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    text = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    trained = re.search(r"trained in ([0-9.]+) s; objective ([-0-9.e+]+)", text)
+    return {"wall": wall, "cpu": (after.ru_utime - before.ru_utime)
+            + (after.ru_stime - before.ru_stime), "trained": float(trained.group(1)),
+            "objective": float(trained.group(2))}
+
+
+def secstr_files(folder: Path | None) -> tuple:
+    """SecStr's SVMlin examples and labels (``bench_cli_speed.make_sets``), in ``folder``
+    when it has them, written there (or to a temporary folder) otherwise."""
+    import tempfile
+
+    from bench_cli_speed import make_sets
+
+    folder = folder or Path(tempfile.mkdtemp(prefix="bench_thread_policy_"))
+    folder.mkdir(parents=True, exist_ok=True)
+    ex, lab = folder / "secstr_examples", folder / "secstr_labels"
+    if not (ex.exists() and lab.exists()):
+        make_sets(folder, ["secstr"])
+    return ex, lab
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -118,7 +163,15 @@ def main() -> None:
     ap.add_argument("--kernels", type=int, default=0, metavar="BLOCKS",
                     help="instead of fits: the product pair alone, BLOCKS interleaved blocks "
                          "of 10 pairs per mode (results to bench_thread_policy_kernels.md)")
+    ap.add_argument("--cli", action="store_true",
+                    help="time semisup-svmlin end to end instead of API fits (results to "
+                         "bench_thread_policy_cli.md, or --name)")
+    ap.add_argument("--files", type=Path, help="--cli: folder with (or for) SecStr's SVMlin "
+                    "files, as bench_cli_speed.py --files")
+    ap.add_argument("--name", default=None, help="results file name (without .md)")
     args = ap.parse_args()
+    args.name = args.name or ("bench_thread_policy_cli" if args.cli else "bench_thread_policy")
+    files = secstr_files(args.files) if args.cli else None
     if args.kernels:
         hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
                 for _ in range(args.load)]
@@ -147,10 +200,13 @@ def main() -> None:
                     for mode in args.modes:
                         env = {**os.environ, "PYTHONPATH": str(SRC), **MODES[mode]}
                         with Contention() as during:
-                            out = subprocess.run([sys.executable, "-c", CHILD, method], env=env,
-                                                 check=True, capture_output=True,
-                                                 text=True).stdout
-                        r = json.loads(out.strip().splitlines()[-1])
+                            if args.cli:
+                                r = run_cli_mode(method, mode, files, str(files[0].parent))
+                            else:
+                                out = subprocess.run([sys.executable, "-c", CHILD, method],
+                                                     env=env, check=True, capture_output=True,
+                                                     text=True).stdout
+                                r = json.loads(out.strip().splitlines()[-1])
                         rows.append([rep + 1, method.upper(), mode, r["wall"], r["cpu"],
                                      during.foreign_cores, r["objective"]])
                         print(rows[-1], flush=True)
@@ -177,10 +233,19 @@ def write(args, rows, load, partial: bool = False) -> None:
             summary.append([m, mode, len(sel), wall, statistics.median(r[4] for r in sel),
                             statistics.median(r[5] for r in sel), f"{wall / base:.2f}"])
     ncpu = len(os.sched_getaffinity(0))
-    report("bench_thread_policy", "TSVM and DA on SecStr 83k with the cores taken: threads", [
+    what = ("`semisup-svmlin -A {2,3} -W 0.001 -U 1 -R 0.43` end to end (fresh process: "
+            "reading the SVMlin files, imports and the fit; wall and CPU of the child)"
+            if args.cli else "the fit alone (API, JIT warmed in the child first)")
+    title = "TSVM and DA on SecStr 83k with the cores taken: threads" + (
+        ", command line end to end" if args.cli else "")
+    report(args.name, title, [
         f"{args.load} competing CPU-bound processes on {ncpu} cores, started by the benchmark; "
         + load.line() + (f"  Partial results: {len(rows)} fits so far, load shown for the "
                          "last one." if partial else ""),
+        f"Timed: {what}.  'wall / 1 thread' compares each mode with our own single-threaded "
+        "run under the same load.  SVMlin (single-threaded) is not run here: no SVMlin time "
+        "under load is available, so no ratio to SVMlin is given; its recorded idle times are "
+        "20.0 s (TSVM) and 23.3 s (DA) end to end (issue 30).",
         "## Medians\n\n" + table(["method", "mode", "runs", "median wall s", "median CPU s",
                                   "other processes' cores (median)", "wall / 1 thread"],
                                  summary),

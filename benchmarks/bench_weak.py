@@ -56,6 +56,13 @@ from sklearn.model_selection import GridSearchCV
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS_DIR, Contention, PeakRSS, report, table  # noqa: E402
 
+# The settings every stored run of this script used (the estimators' defaults until round 3,
+# when UniversumSVM's default became unlabeled='ignore' and MixtureSSL's polish=False,
+# late_membership=True: benchmarks/results/defaults_round3.md); explicit so that re-runs
+# reproduce the stored tables.
+THESIS_USVM = {"unlabeled": "universum"}
+THESIS_USSL = {"polish": True, "late_membership": False}
+
 from semisup.linear import TransductiveSVM  # noqa: E402
 from semisup.model_selection import LabeledStratifiedKFold  # noqa: E402
 from semisup.weak import MixtureSSL, UniversumSVM  # noqa: E402
@@ -152,11 +159,14 @@ def run_synthetic(reps: int, sdp_reps: int, stds=(0.1, 0.2, 0.3), tag: str = "")
                 l, u = int(np.sum(y != -1)), int(np.sum(y == -1))
                 rec = {"std": std, "rep": rep, "kind": kind}
                 if kind == "scalable":
-                    models = {"USVM": UniversumSVM(C=100.0, C_universum=100.0, epsilon=0.2),
+                    models = {"USVM": UniversumSVM(**THESIS_USVM, C=100.0, C_universum=100.0,
+                                                      epsilon=0.2),
                               "SSL": tsvm_for(100.0, 100.0, l, u),
-                              "USSL": MixtureSSL(C_L=100.0, C_U=100.0, epsilon=0.2)}
+                              "USSL": MixtureSSL(**THESIS_USSL, C_L=100.0, C_U=100.0,
+                                                   epsilon=0.2)}
                 else:
-                    models = {"USSL-SDP": MixtureSSL(C_L=100.0, C_U=100.0, epsilon=0.2,
+                    models = {"USSL-SDP": MixtureSSL(**THESIS_USSL, C_L=100.0, C_U=100.0,
+                                                     epsilon=0.2,
                                                      method="sdp")}
                 for name, m in models.items():
                     rec[name] = fit_one(m, X, y, irr, Xt, yt)
@@ -297,10 +307,11 @@ def run_fixed(name: str, runs: int, digits, tag: str = "") -> str:
 def fixed_columns(X, y, is_irr, Xt, yt) -> dict:
     """USVM, SSL and USSL at the ``FIXED`` setting (no CV): accuracy % and CPU s."""
     l, u = int(np.sum(y != -1)), int(np.sum(y == -1))
-    models = {"USVM": UniversumSVM(C=FIXED["C"], C_universum=FIXED["C"],
+    models = {"USVM": UniversumSVM(**THESIS_USVM, C=FIXED["C"], C_universum=FIXED["C"],
                                    epsilon=FIXED["epsilon"]),
               "SSL": tsvm_for(FIXED["C"], FIXED["C"], l, u),
-              "USSL": MixtureSSL(C_L=FIXED["C"], C_U=FIXED["C"], epsilon=FIXED["epsilon"],
+              "USSL": MixtureSSL(**THESIS_USSL, C_L=FIXED["C"], C_U=FIXED["C"],
+                                 epsilon=FIXED["epsilon"],
                                  C_irrelevant=FIXED.get("C_irrelevant"))}
     out = {"setting": dict(FIXED)}
     for col, model in models.items():
@@ -331,9 +342,9 @@ def run_digits(name: str, runs: int, sdp_runs: int, digits, tag: str = "",
             if not sdp_only and (dig, run, "cv") not in done:
                 rec = {"digit": dig, "run": run, "kind": "cv", "grid": GRID}
                 for col, est, grid in (
-                        ("USVM", UniversumSVM(), usvm_grid),
+                        ("USVM", UniversumSVM(**THESIS_USVM), usvm_grid),
                         ("SSL", TSVMC(), ssl_grid),
-                        ("USSL", MixtureSSL(), ussl_grid)):
+                        ("USSL", MixtureSSL(**THESIS_USSL), ussl_grid)):
                     (model, best), wall, cpu = _timed(cv_fit, est, grid, X, y, run)
                     rec[col] = {"acc": 100 * model.score(Xt, yt), "best": best,
                                 "cv_wall": wall, "cv_cpu": cpu}
@@ -353,7 +364,7 @@ def run_digits(name: str, runs: int, sdp_runs: int, digits, tag: str = "",
             if run < sdp_runs and (dig, run, "sdp") not in done and (dig, run, "cv") in done:
                 cv = next(r for r in _load_jsonl(log)
                           if (r["digit"], r["run"], r["kind"]) == (dig, run, "cv"))
-                sdp, wall, cpu = _timed(MixtureSSL(method="sdp", sdp_tol=SDP_TOL,
+                sdp, wall, cpu = _timed(MixtureSSL(**THESIS_USSL, method="sdp", sdp_tol=SDP_TOL,
                                                    sdp_max_iter=SDP_MAX_ITER,
                                                    **cv["USSL"]["best"]).fit, X, y)
                 rel_unl = (~is_irr) & (y == -1)
@@ -370,7 +381,7 @@ def run_digits(name: str, runs: int, sdp_runs: int, digits, tag: str = "",
                 print(dig, run, "sdp", flush=True)
             if SDP_FIXED and run < sdp_runs and (dig, run, "sdp_fixed") not in done:
                 # the SDP route at the fixed setting too, beside the no-CV columns
-                fx, fw, fc = _timed(MixtureSSL(method="sdp", sdp_tol=SDP_TOL,
+                fx, fw, fc = _timed(MixtureSSL(**THESIS_USSL, method="sdp", sdp_tol=SDP_TOL,
                                                sdp_max_iter=SDP_MAX_ITER, C_L=FIXED["C"],
                                                C_U=FIXED["C"], epsilon=FIXED["epsilon"]).fit,
                                     X, y)
@@ -400,7 +411,8 @@ def run_cirr_cv(name: str, runs: int, digits, grid, tag: str = "_cirrcv") -> str
             if (dig, run) in done:
                 continue
             X, y, is_irr, Xt, yt = digit_task(data, dig, np.random.default_rng([dig, run]))
-            est = MixtureSSL(C_L=FIXED["C"], C_U=FIXED["C"], epsilon=FIXED["epsilon"])
+            est = MixtureSSL(**THESIS_USSL, C_L=FIXED["C"], C_U=FIXED["C"],
+                             epsilon=FIXED["epsilon"])
             (model, best), wall, cpu = _timed(cv_fit, est, {"C_irrelevant": list(grid)},
                                               X, y, run)
             rec = {"digit": dig, "run": run, "acc": 100 * model.score(Xt, yt),
@@ -592,7 +604,7 @@ def sdp_paired_table(name: str, tag: str, digits) -> str:
 # ------------------------------------------------------------- one CV protocol, both tables
 
 PROTOCOL = {"C": [1.0, 10.0, 100.0], "rho": [1.0, 3.0, 10.0], "epsilon": 0.2,
-            "ssl_C": [1.0, 10.0, 100.0], "folds": 3, "ussl_options": {}}
+            "ssl_C": [1.0, 10.0, 100.0], "folds": 3, "ussl_options": dict(THESIS_USSL)}
 # --no-polish (tag _v2): MixtureSSL(polish=False); --late-membership (tag _v3): also
 # late_membership=True; each chosen on the development seeds (run_dev, seeds 100+) before
 # it ran on the reported runs 0-9
@@ -655,7 +667,7 @@ def run_protocol(runs: int, digits, sets=("usps", "mnist"), sdp_runs: int = 0,
                 if (name, dig, run, "cv") not in done:
                     rec = {"set": name, "digit": dig, "run": run, "kind": "cv",
                            "protocol": PROTOCOL}
-                    for col, est in (("USVM", UniversumSVM()), ("SSL", TSVMC()),
+                    for col, est in (("USVM", UniversumSVM(**THESIS_USVM)), ("SSL", TSVMC()),
                                      ("USSL", MixtureSSL(**PROTOCOL["ussl_options"]))):
                         search = GridSearchCV(
                             est, grids[col], error_score=0.0,
@@ -679,7 +691,8 @@ def run_protocol(runs: int, digits, sets=("usps", "mnist"), sdp_runs: int = 0,
                         and (name, dig, run, "cv") in done:
                     cv = next(r for r in _load_jsonl(log) if r["kind"] == "cv"
                               and (r["set"], r["digit"], r["run"]) == (name, dig, run))
-                    est = MixtureSSL(method="sdp", sdp_tol=SDP_TOL, sdp_max_iter=SDP_MAX_ITER,
+                    est = MixtureSSL(**THESIS_USSL, method="sdp", sdp_tol=SDP_TOL,
+                                     sdp_max_iter=SDP_MAX_ITER,
                                      random_state=run, **cv["USSL"]["best"])
                     _, wall, cpu = _timed(est.fit, X, y)
                     rnd = est.rounding_
@@ -1263,7 +1276,8 @@ def run_scale(factors=(1, 10, 100), digits=(0, 7), synthetic_rows: int = 100_000
             l, u = int(np.sum(y != -1)), int(np.sum(y == -1))
             rec = {"set": f"mnist-{dig}", "factor": factor, "rows": int(X.shape[0])}
             for name, est in (("SSL", tsvm_for(C, C, l, u)),
-                              ("USSL", MixtureSSL(C_L=C, C_U=C, epsilon=eps, **opts))):
+                              ("USSL", MixtureSSL(C_L=C, C_U=C, epsilon=eps,
+                                                  **{**THESIS_USSL, **opts}))):
                 rec[name] = _fit_measured(est, X, y)
                 rec[name]["acc"] = 100 * est.score(Xt, yt)
             rec["USSL"]["irr_flagged"] = 100 * float(np.mean(~est.relevant_[is_irr]))
@@ -1282,7 +1296,8 @@ def run_scale(factors=(1, 10, 100), digits=(0, 7), synthetic_rows: int = 100_000
         Xt50 = Xt @ lift + 0.05 * rng.normal(size=(Xt.shape[0], 50))
         rec = {"set": "synthetic-50d", "factor": 0, "rows": int(X.shape[0])}
         for name, est in (("SSL", tsvm_for(C, C, 100, X.shape[0] - 100)),
-                          ("USSL", MixtureSSL(C_L=C, C_U=C, epsilon=eps, **opts))):
+                          ("USSL", MixtureSSL(C_L=C, C_U=C, epsilon=eps,
+                                                  **{**THESIS_USSL, **opts}))):
             rec[name] = _fit_measured(est, X50, y)
             rec[name]["acc"] = 100 * est.score(Xt50, yt)
         rec["USSL"]["irr_flagged"] = 100 * float(np.mean(~est.relevant_[irr]))
@@ -1924,7 +1939,7 @@ def main() -> None:
     SDP_TOL, SDP_FIXED, SDP_MAX_ITER = args.sdp_tol, args.sdp_fixed, args.sdp_max_iter
     cirr = [float(v) for v in args.cirr_cv.split(",")] if args.cirr_cv else None
     if args.no_polish:
-        PROTOCOL["ussl_options"] = {"polish": False}
+        PROTOCOL["ussl_options"] = {"polish": False, "late_membership": False}
     if args.late_membership:
         PROTOCOL["ussl_options"] = {"polish": False, "late_membership": True}
     with Contention() as load:

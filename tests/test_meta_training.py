@@ -115,12 +115,13 @@ def test_balanced_selection_prevents_drift_to_one_class(seed):
         warnings.simplefilter("always", CollapseWarning)
         with pytest.warns(CollapseWarning, match="collapsed to one class") as record:
             drift = SelfTraining(est, criterion="k_best", k_best=20, max_iter=None,
-                                 balance=False).fit(X, y)
+                                 balance=False, fallback="none").fit(X, y)
     assert record[0].filename == __file__      # points at the user's fit call
     assert np.unique(drift.transduction_[unl]).tolist() == [0]
     with warnings.catch_warnings():
         warnings.simplefilter("error", CollapseWarning)
-        kept = SelfTraining(est, criterion="k_best", k_best=20, max_iter=None).fit(X, y)
+        kept = SelfTraining(est, criterion="k_best", k_best=20, max_iter=None,
+                            fallback="none").fit(X, y)
     assert kept.termination_condition_ == "all_labeled"
     assert np.mean(kept.transduction_[unl] == y_true[unl]) > 0.9
     # the first round added 10 rows of each class (prior 1/2, k_best 20)
@@ -192,7 +193,7 @@ def test_cotraining_helps_when_each_view_alone_is_weak():
         X, y, y_true = _two_views(seed)
         unl = y == -1
         model = CoTraining(views=views, class_counts=[3, 3], pool_size=60, max_iter=10,
-                           random_state=0).fit(X, y)
+                           random_state=0, fallback="none").fit(X, y)
         co = np.mean(model.transduction_[unl] == y_true[unl])
         alone = [np.mean(LogisticRegression().fit(X[~unl][:, v], y[~unl])
                          .predict(X[unl][:, v]) == y_true[unl]) for v in views]
@@ -306,7 +307,7 @@ def test_tri_training_updates_satisfy_the_paper_conditions():
     the errors on L are not 0 and the subsampling rule is exercised)."""
     X, y, y_true = _blobs3(n_per=100, seed=2, n_labeled=10)
     X = X + np.random.default_rng(5).normal(scale=3.0, size=X.shape)
-    model = TriTraining(LogisticRegression(C=0.5), random_state=1).fit(X, y)
+    model = TriTraining(LogisticRegression(C=0.5), random_state=1, fallback="none").fit(X, y)
     pairs = 0
     for i in range(3):
         prev = None
@@ -333,7 +334,7 @@ def test_tri_training_updates_satisfy_the_paper_conditions():
 
 def test_tri_training_vote_proba_and_decision_agree():
     X, y, y_true = _blobs3(seed=3)
-    model = TriTraining(random_state=0).fit(X, y)
+    model = TriTraining(random_state=0, fallback="none").fit(X, y)
     P = model.predict_proba(X)
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     pred = model.predict(X)

@@ -132,7 +132,8 @@ def test_unlabeled_rows_as_universum(rng):
     X, y = _binary(rng)
     Xu = rng.normal(size=(10, 5))
     a = UniversumSVM(C_universum=0.5, tol=1e-10).fit(X, y, X_universum=Xu)
-    b = UniversumSVM(C_universum=0.5, tol=1e-10).fit(np.r_[X, Xu], np.r_[y, -np.ones(10)])
+    b = UniversumSVM(C_universum=0.5, tol=1e-10, unlabeled="universum").fit(
+        np.r_[X, Xu], np.r_[y, -np.ones(10)])
     np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-10)
     assert b.n_universum_ == 10
     # the universum pulls the plane through it: outputs on it shrink
@@ -400,7 +401,7 @@ def test_alternating_no_worse_than_rounded_sdp(seed):
         # SCS needs ~20,000 iterations on seed 0 (2-D data: a rank-3 kernel); the rounding
         # does not need that accuracy, and the relaxation gap dwarfs the solver's error
         sdp = MixtureSSL(method="sdp", sdp_max_iter=3000, **kw).fit(X, y)
-    alt = MixtureSSL(**kw).fit(X, y)
+    alt = MixtureSSL(polish=True, late_membership=False, **kw).fit(X, y)
     unl = y == -1
     ref = _squared_refit_objective(X, y, sdp.sdp_labels_, sdp.relevant_[unl], 10.0, 10.0, 0.2)
     assert alt.objective_ <= ref * (1 + 1e-6)
@@ -457,8 +458,8 @@ def test_final_phase_only_lowers_problem_one():
     for seed in range(3):
         X, y, _, _ = mixture_data(np.random.default_rng(seed), std_irr=0.2)
         kw = dict(C_L=10.0, C_U=10.0, C_irrelevant=30.0, epsilon=0.2)
-        off = MixtureSSL(polish=False, **kw).fit(X, y)
-        on = MixtureSSL(**kw).fit(X, y)
+        off = MixtureSSL(polish=False, late_membership=False, **kw).fit(X, y)
+        on = MixtureSSL(polish=True, late_membership=False, **kw).fit(X, y)
         assert on.objective_ <= off.objective_ * (1 + 1e-9)
         assert not any(h["moved"] < 0 for h in off.fit_result_.history)
     assert any(h["moved"] < 0 for h in on.fit_result_.history)
@@ -525,7 +526,8 @@ def test_mixture_flags_irrelevant_points_and_beats_tsvm_on_chapter7_data():
     errs = []
     for _ in range(3):
         X, y, Xt, yt = mixture_data(rng, std_irr=0.1)
-        m = MixtureSSL(C_L=100, C_U=100, epsilon=0.2).fit(X, y)
+        m = MixtureSSL(C_L=100, C_U=100, epsilon=0.2, polish=True,
+                       late_membership=False).fit(X, y)
         irr = m.relevant_[70:]
         rel = m.relevant_[10:70]
         assert irr.mean() < 0.5 < rel.mean()

@@ -51,9 +51,11 @@ def test_ussl_beats_universum_svm_and_matches_tsvm_on_usps_5_vs_8(data_dir):
                 warnings.simplefilter("ignore")
                 ssl = TransductiveSVM(lam=lam, lam_u=lam_u, lam_u_init=1e-5 * lam_u)
                 acc["SSL"].append(ssl.fit(Xtr, ytr).score(Xt, yt))
-            usvm = UniversumSVM(C=10.0, C_universum=10.0, epsilon=0.2).fit(Xtr, ytr)
+            usvm = UniversumSVM(C=10.0, C_universum=10.0, epsilon=0.2,
+                                unlabeled="universum").fit(Xtr, ytr)
             acc["USVM"].append(usvm.score(Xt, yt))
-            ussl = MixtureSSL(C_L=10.0, C_U=10.0, epsilon=0.2).fit(Xtr, ytr)
+            ussl = MixtureSSL(C_L=10.0, C_U=10.0, epsilon=0.2, polish=True,
+                              late_membership=False).fit(Xtr, ytr)
             acc["USSL"].append(ussl.score(Xt, yt))
             flagged_irr.append(np.mean(~ussl.relevant_[is_irr]))
             flagged_rel.append(np.mean(~ussl.relevant_[(ytr == -1) & ~is_irr]))

@@ -27,8 +27,10 @@ semisup estimators read ``-1`` as unlabeled.  :func:`svmlin_to_labels` and
 :func:`labels_to_svmlin` convert between the two.
 
 Numbers are decimal literals (``[+-]digits[.digits][e[+-]digits]``); ``nan``, ``inf`` and
-values overflowing float64 are rejected.  Every malformed input raises :class:`FileFormatError`
-naming the file, the first offending 1-based line, the offending token and what was expected.
+values overflowing float64 are rejected (``read_svmlight(..., missing_labels=True)`` reads
+the label tokens ``nan`` and ``?`` as a missing target, NaN).  Every malformed input raises
+:class:`FileFormatError` naming the file, the first offending 1-based line, the offending
+token and what was expected.
 
 Implementation note: the readers first try a fast path (a numpy-vectorised parser, only on
 files whose characters cannot smuggle in anything the format forbids; it accepts a token only
@@ -92,6 +94,8 @@ _SPARSE_CHARS = b"0123456789.eE+-: \t\r\n"
 _NUMBER_CHARS = b"0123456789.eE+- \t\r\n"
 
 _EXPECT_PAIR = "whitespace-separated index:value pairs"
+#: Label tokens (lower-cased) that ``read_svmlight(..., missing_labels=True)`` reads as NaN.
+MISSING_LABELS = (b"nan", b"?")
 _EXPECT_LABEL = "one label per line: +1, 1, -1 or 0"
 
 
@@ -379,9 +383,12 @@ def _pair_problem(token: bytes, prev: int, n_features: int | None) -> tuple[str,
 
 
 def _parse_slow(
-    name: str, body: bytes, *, labelled: bool, n_features: int | None
+    name: str, body: bytes, *, labelled: bool, n_features: int | None,
+    missing_labels: bool = False,
 ) -> tuple[sp.csr_matrix, np.ndarray]:
-    """Authoritative line-by-line parser; raises FileFormatError at the first bad line."""
+    """Authoritative line-by-line parser; raises FileFormatError at the first bad line.
+
+    With ``missing_labels`` a label token in :data:`MISSING_LABELS` reads as NaN."""
     indices = array("q")
     values = array("d")
     indptr = array("q", [0])
@@ -413,10 +420,15 @@ def _parse_slow(
                     f"missing label (line starts with {_show(first)})",
                     "a numeric label before the index:value pairs",
                 )
-            problem = _number_problem(first, "label")
-            if problem:
-                raise FileFormatError(name, lineno, problem, "a finite numeric label")
-            labels.append(float(first))
+            if missing_labels and first.lower() in MISSING_LABELS:
+                labels.append(math.nan)
+            else:
+                problem = _number_problem(first, "label")
+                if problem:
+                    expected = "a finite numeric label" + (
+                        " or a missing-target marker (nan, ?)" if missing_labels else "")
+                    raise FileFormatError(name, lineno, problem, expected)
+                labels.append(float(first))
             tokens = tokens[1:]
         prev = 0
         for token in tokens:
@@ -472,8 +484,6 @@ def _make_csr(
 # beyond 308) only serve to flag the tokens too long for the exact conversion.
 with np.errstate(over="ignore"):
     _POW10 = np.power(10.0, np.arange(400))
-_EXACT_POW10_MAX = 22
-_EXACT_INT_MAX = float(2**53)
 
 
 # digit value of each byte (0 for the other characters)
@@ -481,6 +491,7 @@ _DIGIT_VALUE = np.zeros(256)
 _DIGIT_VALUE[48:58] = np.arange(10)
 _SEPARATOR = np.zeros(256, dtype=bool)
 _SEPARATOR[list(b" \t\r\n:")] = True
+_COLON_TO_SPACE = bytes.maketrans(b":", b" ")
 
 
 def _place_values(c: np.ndarray, right: np.ndarray, first: np.ndarray,
@@ -502,12 +513,10 @@ def _token_values(buf: bytes, c: np.ndarray, starts: np.ndarray, lengths: np.nda
 
     ``c`` is the concatenation of the tokens (separators removed), ``starts`` and
     ``lengths`` their byte ranges in ``buf``, ``others`` the positions in ``c`` of the
-    characters other than digits and ``others_tok`` their tokens.  Values are what
-    ``float()`` gives (correctly rounded): with ``m`` the token's digits read as an integer
-    and ``e`` its decimal exponent, ``m * 10**e`` (``m / 10**-e``) is one correctly rounded
-    operation on exact operands when ``m < 2**53`` and ``|e| <= 22`` (Clinger's fast
-    path); the other tokens (long mantissas, large exponents) are converted by ``float()``
-    one by one.
+    characters other than digits and ``others_tok`` their tokens.  The grammar is checked
+    on the few non-digit characters.  Values are what ``float()`` gives (correctly
+    rounded): short unsigned integers (indices, counts, one-hot values) exactly from their
+    digits' place values, everything else by numpy's C conversion of the whole buffer.
     """
     n_tok = starts.size
     if n_tok == 0:
@@ -535,7 +544,7 @@ def _token_values(buf: bytes, c: np.ndarray, starts: np.ndarray, lengths: np.nda
     has_dot = dot_at >= 0
     if np.any(dot_at > mant_end):
         return None  # a dot in the exponent
-    sign_k, sign_t, minus = ok[sign], ot[sign], oc[sign] == 45
+    sign_k, sign_t = ok[sign], ot[sign]
     exp_sign = has_e[sign_t] & (sign_k == mant_end[sign_t] + 1)
     if not np.all((sign_k == 0) | exp_sign):
         return None  # a sign inside a number
@@ -546,40 +555,13 @@ def _token_values(buf: bytes, c: np.ndarray, starts: np.ndarray, lengths: np.nda
     n_mant = mant_end - lead_sign - has_dot
     if np.any(n_mant < 1) or np.any(has_e & (lengths - mant_end - 1 - has_exp_sign < 1)):
         return None  # no digits before, or after, the 'e'
-    e10 = -np.where(has_dot, mant_end - 1 - dot_at, 0)  # less the fraction digits
-    if not has_e.any():
-        # plain decimals (the common case): their digits, dot and sign dropped, are integers
-        digits = np.ones(c.size, dtype=bool)
-        digits[others] = False
-        first_digit = np.zeros(n_tok, dtype=np.intp)
-        np.cumsum(n_mant[:-1], out=first_digit[1:])
-        right = np.repeat(first_digit + n_mant - 1, n_mant) - np.arange(first_digit[-1]
-                                                                         + n_mant[-1])
-        m = _place_values(c[digits], right, first_digit)
-    else:
-        at = np.arange(c.size)
-        to_end = np.repeat(first + lengths - 1, lengths) - at  # digits right, to the end
-        # digits right of a mantissa digit: to the mantissa's end, less the dot if right
-        mant_stop = np.repeat(first + mant_end, lengths)
-        right = mant_stop - 1 - at
-        right -= at < np.repeat(np.where(has_dot, first + dot_at, -1), lengths)
-        in_mant = at < mant_stop
-        m = _place_values(c, right, first, in_mant)
-        x = _place_values(c, to_end, first, ~in_mant)
-        neg_exp = np.zeros(n_tok, dtype=bool)
-        neg_exp[sign_t[exp_sign & minus]] = True
-        e10 = e10 + np.where(neg_exp, -x, x)
-    zero = m == 0
-    easy = zero | ((m < _EXACT_INT_MAX) & (np.abs(e10) <= _EXACT_POW10_MAX))
-    p = _POW10[np.where(easy & ~zero, np.abs(e10), 0).astype(np.intp)]
-    values = np.where(e10 >= 0, m * p, m / p)
-    values[zero] = 0.0
-    negative = np.zeros(n_tok, dtype=bool)
-    negative[sign_t[(sign_k == 0) & minus]] = True
-    np.negative(values, out=values, where=negative)
-    for i in np.flatnonzero(~easy).tolist():
-        values[i] = float(buf[starts[i]:starts[i] + lengths[i]])
-    return values
+    # the grammar holds: C's correctly rounded conversion of every token in one pass (as
+    # ``float()``; several times faster than digit place values on long decimals)
+    try:
+        values = np.fromstring(buf.translate(_COLON_TO_SPACE), dtype=np.float64, sep=" ")
+    except ValueError:
+        return None
+    return values if values.size == n_tok else None
 
 
 def _parse_fast(buf: bytes, labelled: bool
@@ -748,7 +730,8 @@ def read_svmlin_examples(path: PathLike, n_features: int | None = None,
 
 
 def read_svmlight(
-    path: PathLike, n_features: int | None = None, max_features: int | str | None = "auto"
+    path: PathLike, n_features: int | None = None, max_features: int | str | None = "auto",
+    *, missing_labels: bool = False,
 ) -> tuple[sp.csr_matrix, np.ndarray]:
     """Read an SVMlight / libsvm file.
 
@@ -765,6 +748,9 @@ def read_svmlight(
         Without ``n_features``, the largest index accepted (as in
         :func:`read_svmlin_examples`: by default :data:`DEFAULT_MAX_FEATURES` and what the
         memory available allows).
+    missing_labels : bool, default=False
+        Read the label tokens ``nan`` (any case) and ``?`` as NaN, the missing target of a
+        semi-supervised regressor (otherwise they are an error, as every non-finite label).
 
     Returns
     -------
@@ -772,7 +758,7 @@ def read_svmlight(
         A float64 matrix of shape ``(n_examples, n_features or max index)``, 0-based
         columns.
     y : numpy.ndarray
-        The float64 labels, shape ``(n_examples,)``.
+        The float64 labels, shape ``(n_examples,)`` (NaN for a missing label).
 
     Raises
     ------
@@ -793,7 +779,9 @@ def read_svmlight(
         result = _fast_result(_parse_fast(code, labelled=True), None, n_features)
     del code
     if result is None:
-        result = _parse_slow(name, body, labelled=True, n_features=n_features)
+        # missing-label tokens contain characters outside the fast path's: this path reads them
+        result = _parse_slow(name, body, labelled=True, n_features=n_features,
+                             missing_labels=missing_labels)
     if n_features is None:
         _guard_width(name, body, result[0], True, max_features)
     return result

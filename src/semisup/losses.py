@@ -75,7 +75,10 @@ def split_sample_weight(sample_weight, n_labeled: int, n_unlabeled: int):
 
 # One compiled pass per operation: DA presents two terms per unlabeled row (2.5M terms on
 # SecStr), where the numpy expressions' gathers and temporaries cost about as much as the
-# mat-vecs (benchmarks/results/bench_large.md).
+# mat-vecs (benchmarks/results/bench_large.md).  The passes do not branch on whether a term
+# is active: that is a coin toss per term (DA's +1 term of a row is active when its output
+# is below 1), and the mispredicted branches cost more than the arithmetic; an inactive
+# term adds an exact zero instead, which leaves every sum as it was.
 @njit(cache=True, nogil=True)
 def _terms_value(o, rows, y, cost, m) -> float:
     mapped = rows.shape[0] > 0
@@ -83,8 +86,8 @@ def _terms_value(o, rows, y, cost, m) -> float:
     total = 0.0
     for i in range(y.shape[0]):
         margin = (m[i] if shifted else 1.0) - y[i] * (o[rows[i]] if mapped else o[i])
-        if margin > 0.0:
-            total += cost[i] * margin * margin
+        margin = max(margin, 0.0)
+        total += cost[i] * margin * margin
     return 0.5 * total
 
 
@@ -94,8 +97,9 @@ def _terms_active(o, rows, y, cost, m):
     shifted = m.shape[0] > 0
     out = np.empty(y.shape[0], dtype=np.bool_)
     for i in range(y.shape[0]):
-        out[i] = y[i] * (o[rows[i]] if mapped else o[i]) < (m[i] if shifted else 1.0) \
-            and cost[i] > 0.0
+        # ``&``, not ``and``: no branch
+        out[i] = (y[i] * (o[rows[i]] if mapped else o[i]) < (m[i] if shifted else 1.0)) \
+            & (cost[i] > 0.0)
     return out
 
 
@@ -105,9 +109,9 @@ def _merge_terms(active, rows, y, cost, n_rows, m):
     row_cost = np.zeros(n_rows)
     row_rhs = np.zeros(n_rows)
     for i in range(y.shape[0]):
-        if active[i]:
-            row_cost[rows[i]] += cost[i]
-            row_rhs[rows[i]] += cost[i] * y[i] * (m[i] if shifted else 1.0)
+        c = cost[i] * np.float64(active[i])  # a product: a conditional compiles to a branch
+        row_cost[rows[i]] += c
+        row_rhs[rows[i]] += c * y[i] * (m[i] if shifted else 1.0)
     n = 0
     for r in range(n_rows):
         if row_cost[r] > 0.0:

@@ -17,6 +17,11 @@ classifiers); ``tests/test_model_files.py`` fits and saves every estimator the c
 offers to check that it is complete.  Writing an object of any other type fails at ``fit``
 time, naming the type, rather than producing a file that ``predict`` would refuse.
 
+For the linear estimators (:data:`LINEAR_CLASSES`) :func:`load_linear` reads the same files
+and checks them the same way but builds no object: it returns the estimator's weights as a
+:class:`LinearModel`, so that ``semisup predict`` needs neither the estimator's module nor
+scikit-learn (whose import is most of the command's time on a small file).
+
 The format replaced ``skops`` (whose import alone took about 0.8 s of every ``semisup fit`` /
 ``semisup predict``, and whose default trust of every ``sklearn.*`` type let a crafted file
 call a scikit-learn function).
@@ -24,10 +29,12 @@ call a scikit-learn function).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import json
 import zipfile
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -35,8 +42,8 @@ MAGIC = "semisup-model"
 VERSION = 1
 _SCHEMA = "model.json"
 
-#: The classes a model file's ``estimator`` may be: those the command line fits.
-ESTIMATOR_CLASSES: tuple[str, ...] = (
+#: The classifiers a model file's ``estimator`` may be: those the command line fits.
+CLASSIFIER_CLASSES: tuple[str, ...] = (
     "semisup.linear.svm.L2SVM",
     "semisup.linear.svm.RLSClassifier",
     "semisup.linear.tsvm.TransductiveSVM",
@@ -67,6 +74,32 @@ ESTIMATOR_CLASSES: tuple[str, ...] = (
     "semisup.meta.self_training.SelfTraining",
     "semisup.meta.tritraining.TriTraining",
     "semisup.text.naive_bayes.SemiSupervisedNB",
+)
+
+#: The regressors the command line fits (real targets; their model files hold no classes).
+REGRESSOR_CLASSES: tuple[str, ...] = (
+    "semisup.linear.regression.LinearLapRLSRegressor",
+    "semisup.manifold.regression.LapRLSRegressor",
+    "semisup.meta.coreg.COREG",
+)
+
+#: The classes a model file's ``estimator`` may be: those the command line fits.
+ESTIMATOR_CLASSES: tuple[str, ...] = CLASSIFIER_CLASSES + REGRESSOR_CLASSES
+
+#: The estimators whose predictions are ``X coef_^T + intercept_`` (scikit-learn's
+#: ``LinearClassifierMixin`` for the classifiers, ``LinearLapRLSRegressor.predict``):
+#: :func:`load_linear` evaluates their model files from the arrays, without importing the
+#: estimator (and scikit-learn); ``tests/test_cli_startup.py`` checks the predictions
+#: against each estimator's own.
+LINEAR_CLASSES: tuple[str, ...] = (
+    "semisup.linear.svm.L2SVM",
+    "semisup.linear.svm.RLSClassifier",
+    "semisup.linear.tsvm.TransductiveSVM",
+    "semisup.linear.da.DeterministicAnnealingSVM",
+    "semisup.linear.laplacian.LinearLapRLS",
+    "semisup.linear.laplacian.LinearLapSVM",
+    "semisup.linear.cccp.CCCPS3VM",
+    "semisup.linear.regression.LinearLapRLSRegressor",
 )
 
 #: The exact classes a model file may instantiate (module path and class name): the
@@ -100,11 +133,16 @@ def _qualname(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def _resolve(name: str) -> type:
-    """The allow-listed class called ``name``; :class:`ModelFileError` for any other name."""
+def _check_allowed(name) -> None:
+    """:class:`ModelFileError` unless ``name`` is on :data:`ALLOWED_CLASSES`."""
     if not isinstance(name, str) or name not in ALLOWED_CLASSES:
         raise ModelFileError(f"refusing type {name!r}: model files may only hold semisup's "
                              "estimators and the types they are written with")
+
+
+def _resolve(name: str) -> type:
+    """The allow-listed class called ``name``; :class:`ModelFileError` for any other name."""
+    _check_allowed(name)
     module, _, attr = name.rpartition(".")
     cls = getattr(importlib.import_module(module), attr, None)
     if not isinstance(cls, type) or _qualname(cls) != name:  # pragma: no cover - list rot
@@ -215,10 +253,22 @@ def pack(schema: dict, arrays: dict[str, np.ndarray]) -> bytes:
 # --------------------------------------------------------------------------------- reading
 
 class _Reader:
-    def __init__(self, zf: zipfile.ZipFile):
+    """Builds the object tree of a model file; with ``build=False`` an object comes back as
+    the dict of its state (its class name, checked against the list, under ``"@class"``)
+    and no class is imported."""
+
+    def __init__(self, zf: zipfile.ZipFile, build: bool = True):
         self.zf = zf
+        self.build = build
 
     def array(self, key) -> np.ndarray:
+        info = self.header(key)
+        with self.zf.open(info) as fh:
+            return np.lib.format.read_array(fh, allow_pickle=False)
+
+    def header(self, key) -> zipfile.ZipInfo:
+        """The member of array ``key``, its header checked (dtype, size) without reading
+        its data."""
         if not isinstance(key, str) or f"{key}.npy" not in self.zf.namelist():
             raise ModelFileError(f"missing array {key!r}")
         info = self.zf.getinfo(f"{key}.npy")
@@ -234,8 +284,7 @@ class _Reader:
                                  "(no pickled objects)")
         if int(np.prod(shape, dtype=np.float64)) * dtype.itemsize > info.file_size:
             raise ModelFileError(f"array {key!r} claims more data than the file holds")
-        with self.zf.open(info) as fh:
-            return fmt.read_array(fh, allow_pickle=False)
+        return info
 
     def node(self, node, depth: int = 0):
         if depth > 100:
@@ -282,11 +331,14 @@ class _Reader:
         if kind == "sparse":
             return self._sparse(node)
         if kind == "object":
-            cls = _resolve(node.get("class"))
+            # without build, the name is checked but no class imported
+            cls = _resolve(node.get("class")) if self.build else _check_allowed(node.get("class"))
             state = node.get("state")
             if not isinstance(state, dict):
                 raise ModelFileError(f"{node.get('class')}: state is not a dictionary")
             state = {str(k): self.node(v, depth + 1) for k, v in state.items()}
+            if not self.build:
+                return {"@class": node["class"], **state}
             obj = cls.__new__(cls)
             if hasattr(cls, "__setstate__"):  # scikit-learn's: version check + dict update
                 obj.__setstate__(state)
@@ -339,6 +391,105 @@ def _check_estimator_entry(root) -> None:
                              "semisup estimator the command line writes")
 
 
+class LinearModel:
+    """A linear estimator of a model file, evaluated from its arrays (no scikit-learn).
+
+    ``decision_function`` is ``X coef_^T + intercept_`` (one column per class with more
+    than two classes, one vector otherwise) and ``predict`` takes, as scikit-learn's
+    ``LinearClassifierMixin.predict``, ``classes_[score > 0]`` for two classes and the
+    class of the largest score otherwise; for a regressor (``coef_`` of shape
+    ``(n_features,)``) ``predict`` is ``X coef_ + intercept_``.
+
+    Attributes
+    ----------
+    stored_class : str
+        The estimator class the file holds (an entry of :data:`LINEAR_CLASSES`).
+    coef_, intercept_, classes_, n_features_in_
+        The estimator's arrays, as fitted (``classes_`` None for a regressor).
+    """
+
+    def __init__(self, stored_class: str, coef_: np.ndarray, intercept_, classes_,
+                 n_features_in_: int):
+        self.stored_class = stored_class
+        self.coef_ = coef_
+        self.intercept_ = intercept_
+        self.classes_ = classes_
+        self.n_features_in_ = n_features_in_
+        self.regressor = stored_class in REGRESSOR_CLASSES
+
+    def decision_function(self, X) -> np.ndarray:
+        """``X coef_^T + intercept_`` of a classifier (raveled for two classes)."""
+        scores = np.asarray(X @ self.coef_.T) + self.intercept_
+        return scores.reshape(-1) if scores.shape[1] == 1 else scores
+
+    def predict(self, X) -> np.ndarray:
+        """Class codes (``classes_`` entries) or, for a regressor, real predictions."""
+        if self.regressor:
+            return np.asarray(X @ self.coef_).ravel() + self.intercept_
+        scores = self.decision_function(X)
+        index = (scores > 0).astype(np.intp) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[index]
+
+
+_LINEAR_STATE = ("coef_", "intercept_", "classes_", "n_features_in_")
+
+
+def load_linear(data: bytes) -> dict | None:
+    """The bundle of a model file whose estimator is in :data:`LINEAR_CLASSES`, with the
+    estimator as a :class:`LinearModel`; None for any other estimator.
+
+    The whole file is read and checked as :func:`loads` checks it (allow-list, dtypes,
+    sizes, sparse indices), but no object is built and no class imported: the prediction
+    needs only the estimator's ``coef_``, ``intercept_``, ``classes_`` and
+    ``n_features_in_``.
+
+    Raises
+    ------
+    ModelFileError
+        As :func:`loads`, and for arrays of the wrong shape or kind.
+    """
+    try:
+        return _load_linear(data)
+    except ModelFileError:
+        raise
+    except (KeyError, ValueError, TypeError, OSError, EOFError, zipfile.BadZipFile,
+            zipfile.LargeZipFile, MemoryError, RecursionError) as exc:
+        raise ModelFileError(f"damaged ({type(exc).__name__}: {exc})") from None
+
+
+def _load_linear(data: bytes) -> dict | None:
+    with _open(data) as (zf, schema):
+        root = schema.get("root")
+        _check_estimator_entry(root)
+        entry = next(pair[1] for pair in root["items"] if pair[0] == "estimator")
+        name = entry["class"]
+        if name not in LINEAR_CLASSES:
+            return None
+        # the whole tree is read and checked as the full reader does (allow-list, dtypes,
+        # sizes, sparse indices), only no object is built: a file loads() refuses is refused
+        out = _Reader(zf, build=False).node(root)
+        state = out["estimator"]
+        coef, intercept, classes, d = (state.get(key) for key in _LINEAR_STATE)
+        regressor = name in REGRESSOR_CLASSES
+        if isinstance(d, bool) or not isinstance(d, int) or d < 0:
+            raise ModelFileError(f"{name}: n_features_in_ is not a count")
+        if not isinstance(coef, np.ndarray) or coef.dtype.kind != "f":
+            raise ModelFileError(f"{name}: coef_ is not an array of floats")
+        if regressor:
+            ok = coef.shape == (d,) and isinstance(intercept, (float, np.floating))
+        else:
+            n_out = None if not isinstance(classes, np.ndarray) or classes.ndim != 1 \
+                else (1 if classes.size == 2 else classes.size)
+            ok = n_out is not None and coef.shape == (n_out, d) \
+                and isinstance(intercept, np.ndarray) and intercept.shape == (n_out,) \
+                and intercept.dtype.kind == "f"
+        if not ok:
+            raise ModelFileError(f"{name}: coef_ / intercept_ / classes_ of inconsistent "
+                                 "shapes")
+        out["estimator"] = LinearModel(name, coef, intercept, classes, d)
+        return out
+
+
 def loads(data: bytes, *, bundle: bool = False) -> object:
     """The object tree of a model file (see the module docstring for what it may hold).
 
@@ -360,6 +511,15 @@ def loads(data: bytes, *, bundle: bool = False) -> object:
 
 
 def _loads(data: bytes, bundle: bool) -> object:
+    with _open(data) as (zf, schema):
+        if bundle:
+            _check_estimator_entry(schema.get("root"))
+        return _Reader(zf).node(schema.get("root"))
+
+
+@contextlib.contextmanager
+def _open(data: bytes) -> Iterator[tuple[zipfile.ZipFile, dict]]:
+    """The archive and its checked description (``model.json``)."""
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
@@ -381,6 +541,4 @@ def _loads(data: bytes, bundle: bool) -> object:
         if schema.get("version") != VERSION:
             raise ModelFileError(f"format version {schema.get('version')!r}; this semisup "
                                  f"reads version {VERSION}")
-        if bundle:
-            _check_estimator_entry(schema.get("root"))
-        return _Reader(zf).node(schema.get("root"))
+        yield zf, schema

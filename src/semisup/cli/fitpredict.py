@@ -1,9 +1,20 @@
 """``semisup fit`` / ``semisup predict``: any semisup estimator over SVMlight/libsvm files.
 
-Label convention of the files: SVMlight's transductive one, ``0`` marks an unlabeled row
-(``--unlabeled -1`` chooses ``-1`` instead, for multi-class files whose classes are
-``0..K-1``). Class labels are recoded to ``0..K-1`` for the estimator, so that ``-1`` can be
-a class in a file, and mapped back on prediction.
+Label convention of the files, for a classifier: SVMlight's transductive one, ``0`` marks an
+unlabeled row (``--unlabeled -1`` chooses ``-1`` instead, for multi-class files whose classes
+are ``0..K-1``). Class labels are recoded to ``0..K-1`` for the estimator, so that ``-1`` can
+be a class in a file, and mapped back on prediction.
+
+For a regressor every number is a real target, ``0`` and ``-1`` included: the label tokens
+``nan`` and ``?`` (which no target can be) mark the unlabeled rows, and ``--unlabeled VALUE``
+names one more marker explicitly.  A regression file without any unlabeled row is a
+supervised fit, said once on stderr (rather than refused: a complete file is a legitimate
+input, and the note names the option should ``0`` have been meant as the marker).
+
+Start-up: the data file is read and checked before the estimator's module (and with it
+scikit-learn, most of a small fit's time) is imported, and ``predict`` evaluates the linear
+models from the model file's arrays without importing scikit-learn at all
+(:func:`semisup.cli._modelfile.load_linear`).
 
 Model files hold data only (:mod:`semisup.cli._modelfile`: arrays and an allow-list of the
 exact classes the library writes, no functions, no pickle), so a model file from elsewhere
@@ -13,8 +24,10 @@ cannot run code; the bundle is checked from the top down before it is used.
 from __future__ import annotations
 
 import ast
+import math
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +51,22 @@ def estimator_names() -> list[str]:
     from semisup.cli._modelfile import ESTIMATOR_CLASSES
 
     return sorted(name.rpartition(".")[2] for name in ESTIMATOR_CLASSES)
+
+
+def _estimator_path(name: str) -> str:
+    """The module path of estimator ``name`` (case-insensitive), without importing it."""
+    from semisup.cli._modelfile import ESTIMATOR_CLASSES
+
+    match = {n.rpartition(".")[2].lower(): n for n in ESTIMATOR_CLASSES}.get(name.lower())
+    if match is None:
+        _estimator_class(name)  # raises the UsageError naming the choices
+    return match
+
+
+def _is_regressor(name: str) -> bool:
+    from semisup.cli._modelfile import REGRESSOR_CLASSES
+
+    return _estimator_path(name) in REGRESSOR_CLASSES
 
 
 def _estimator_class(name: str) -> type:
@@ -108,9 +137,12 @@ def _check_output(path: str | None, flag: str) -> None:
         raise UsageError(f"{flag} {path}: {problem}")
 
 
-def _read_labeled(path: str, n_features: int | None = None, max_features="auto"):
-    """``(X, y)`` of an SVMlight file; with ``n_features``, shaped like the training data."""
-    X, y = io.read_svmlight(path, max_features=max_features)
+def _read_labeled(path: str, n_features: int | None = None, max_features="auto",
+                  regression: bool = False):
+    """``(X, y)`` of an SVMlight file; with ``n_features``, shaped like the training data.
+
+    With ``regression`` the labels ``nan`` and ``?`` read as NaN (a missing target)."""
+    X, y = io.read_svmlight(path, max_features=max_features, missing_labels=regression)
     if X.shape[1] == 0 and n_features is None:
         raise UsageError(f"{path}: no feature on any line (only labels); expected lines "
                          "'<label> <index>:<value> ...'")
@@ -122,14 +154,22 @@ def _read_labeled(path: str, n_features: int | None = None, max_features="auto")
     return X, y
 
 
+def _takes_sparse(est) -> bool:
+    try:
+        return bool(est.__sklearn_tags__().input_tags.sparse)
+    except AttributeError:  # the predict path's LinearModel (sparse X @ dense weights)
+        return True
+
+
+def _as_input(est, X):
+    """``X`` as ``est`` takes it: the CSR matrix, or a dense array for a dense-only one."""
+    return X if _takes_sparse(est) else X.toarray()
+
+
 def _check_dense_memory(est, X, path: str, max_features) -> None:
     """An estimator that takes dense input only makes an ``n x d`` array of the file."""
-    try:
-        sparse_ok = est.__sklearn_tags__().input_tags.sparse
-    except AttributeError:  # pragma: no cover - every estimator has tags
-        return
     need = 8 * X.shape[0] * X.shape[1]
-    if sparse_ok or max_features is None or need < 2**28:
+    if _takes_sparse(est) or max_features is None or need < 2**28:
         return
     avail = io.available_memory()
     if avail is not None and need > avail:
@@ -154,34 +194,90 @@ def _format_labels(values: np.ndarray) -> list[str]:
     return [f"{v:.17g}" for v in values]
 
 
+def _format_values(values: np.ndarray) -> list[str]:
+    """Real values as ``repr`` writes them: the shortest text that reads back as the same
+    float64."""
+    return [repr(v) for v in np.asarray(values, dtype=np.float64).tolist()]
+
+
+def _classifier_marker(value: float | None) -> float:
+    """The unlabeled label of a classifier's file: 0 by default; a number."""
+    if value is None:
+        return 0.0
+    if math.isnan(value):
+        raise UsageError("--unlabeled nan/?: a classifier's files mark unlabeled rows with a "
+                         "number (default 0); nan and ? are the regressors' marker")
+    return value
+
+
+def _missing_targets(y: np.ndarray, marker: float | None) -> np.ndarray:
+    """Rows of a regression file without a target: NaN (``nan``, ``?``) or ``marker``."""
+    missing = np.isnan(y)
+    if marker is not None and not math.isnan(marker):
+        missing |= y == marker
+    return missing
+
+
+def _marker_words(marker: float | None) -> str:
+    extra = "" if marker is None or math.isnan(marker) else f" or {marker:g}"
+    return f"nan, ?{extra}"
+
+
 def fit(args) -> int:
-    est = _make_estimator(args.estimator, args.param)
+    # everything that can be checked without the estimator's module first: a bad name, an
+    # unwritable output or a malformed file then costs no scikit-learn import
+    regression = _is_regressor(args.estimator)
     _check_output(args.model, "--model")
     _check_output(args.transduction, "--transduction")
-    X, y = _read_labeled(args.data, max_features=args.max_features)
+    marker = args.unlabeled if regression else _classifier_marker(args.unlabeled)
+    X, y = _read_labeled(args.data, max_features=args.max_features, regression=regression)
+    if regression:
+        missing = _missing_targets(y, marker)
+        n_unl = int(missing.sum())
+        if n_unl == y.size:
+            raise UsageError(f"{args.data}: every one of the {y.size} rows is unlabeled (label "
+                             f"{_marker_words(marker)}); a regressor needs rows with a target")
+        target = np.where(missing, np.nan, y)
+        if n_unl == 0:
+            how = ("no row is unlabeled (label nan or ?)" if marker is None or math.isnan(marker)
+                   else f"no row has the unlabeled label {marker:g} (nor nan or ?)")
+            print(f"semisup fit: warning: {how}: a supervised fit on all {y.size} rows (for a "
+                  "regressor 0 is a real target; --unlabeled VALUE names another marker)",
+                  file=sys.stderr)
+        known = target[~missing]
+        what = f"targets in [{known.min():.6g}, {known.max():.6g}]"
+    else:
+        classes, target = _encode(y, marker)
+        n_unl = int(np.sum(target == -1))
+        if classes.size < 2:
+            raise UsageError(f"{args.data}: {classes.size} class"
+                             f"{'es' if classes.size != 1 else ''} among the labeled rows "
+                             f"(labels other than {marker:g}); at least 2 are needed")
+        if n_unl == 0:
+            print(f"semisup fit: warning: no row has the unlabeled label {marker:g}: "
+                  "training on labeled rows only (--unlabeled chooses the marker)",
+                  file=sys.stderr)
+        what = f"classes {', '.join(_format_labels(classes))}"
+    est = _make_estimator(args.estimator, args.param)
     _check_dense_memory(est, X, args.data, args.max_features)
-    classes, coded = _encode(y, args.unlabeled)
-    n_unl = int(np.sum(coded == -1))
-    if classes.size < 2:
-        raise UsageError(f"{args.data}: {classes.size} class{'es' if classes.size != 1 else ''} "
-                         f"among the labeled rows (labels other than {args.unlabeled:g}); at "
-                         "least 2 are needed")
-    if n_unl == 0:
-        print(f"semisup fit: warning: no row has the unlabeled label {args.unlabeled:g}: "
-              "training on labeled rows only (--unlabeled chooses the marker)",
-              file=sys.stderr)
     print(f"semisup: {type(est).__name__} on {X.shape[0]} rows ({X.shape[0] - n_unl} "
-          f"labeled, {n_unl} unlabeled), {X.shape[1]} features, classes "
-          f"{', '.join(_format_labels(classes))}")
+          f"labeled, {n_unl} unlabeled), {X.shape[1]} features, {what}")
     t0 = time.perf_counter()
-    est.fit(X, coded)
+    with warnings.catch_warnings():
+        if n_unl == 0:  # said above, with the option that changes it: once is enough
+            warnings.filterwarnings("ignore", "y has no unlabeled rows", UserWarning)
+        est.fit(_as_input(est, X), target)
     elapsed = time.perf_counter() - t0
-    bundle = {"format": MODEL_FORMAT, "estimator": est, "classes": classes,
-              "n_features": int(X.shape[1])}
+    bundle = {"format": MODEL_FORMAT, "estimator": est,
+              "classes": None if regression else classes, "n_features": int(X.shape[1])}
     _save(bundle, args.model)
     print(f"semisup: trained in {elapsed:.3f} s; wrote {args.model}")
     if hasattr(est, "selection_"):   # AutoClassifier: what it chose and why
         print(f"semisup: chose {est.best_candidate_}: {est.selection_}")
+    if args.transduction and regression:
+        io._write_lines(args.transduction, _format_values(est.transduction_))
+        print(f"semisup: wrote the fitted values of all training rows to {args.transduction}")
+        return 0
     if args.transduction and hasattr(est, "transduction_"):
         io._write_lines(args.transduction,
                         _format_labels(classes[np.asarray(est.transduction_, dtype=int)]))
@@ -195,13 +291,20 @@ def _save(bundle: dict, path: str) -> None:
     io._write_chunks(path, [_modelfile.dumps(bundle)])
 
 
-def _load(path: str) -> dict:
-    """The bundle of a model file, checked from the top down before any part is used."""
+def _load(path: str, linear: bool = False) -> dict:
+    """The bundle of a model file, checked from the top down before any part is used.
+
+    With ``linear``, a linear model comes back as a
+    :class:`semisup.cli._modelfile.LinearModel` (evaluated from its arrays, scikit-learn
+    never imported); any other model, and every model without ``linear``, as its estimator.
+    """
     from semisup.cli import _modelfile
 
     data = Path(path).read_bytes()
     try:
-        bundle = _modelfile.loads(data, bundle=True)
+        bundle = _modelfile.load_linear(data) if linear else None
+        if bundle is None:
+            bundle = _modelfile.loads(data, bundle=True)
     except _modelfile.ModelFileError as exc:
         raise UsageError(f"{path}: not a semisup model file written by 'semisup fit': "
                          f"{exc}") from None
@@ -209,17 +312,21 @@ def _load(path: str) -> dict:
             or bundle["format"] != MODEL_FORMAT:
         raise UsageError(f"{path}: not a semisup model file (written by 'semisup fit')")
     est, classes, n_features = bundle["estimator"], bundle["classes"], bundle["n_features"]
-    name = f"{type(est).__module__}.{type(est).__qualname__}"
+    name = getattr(est, "stored_class", f"{type(est).__module__}.{type(est).__qualname__}")
     if name not in _modelfile.ESTIMATOR_CLASSES:
         raise UsageError(f"{path}: the model is a {name}, not a semisup estimator")
+    if isinstance(n_features, bool) or not isinstance(n_features, int) or n_features < 0 \
+            or getattr(est, "n_features_in_", n_features) != n_features:
+        raise UsageError(f"{path}: damaged model file: inconsistent number of features")
+    if name in _modelfile.REGRESSOR_CLASSES:
+        if classes is not None:
+            raise UsageError(f"{path}: damaged model file: class labels for a regressor")
+        return bundle
     if not (isinstance(classes, np.ndarray) and classes.ndim == 1 and classes.dtype.kind == "f"
             and classes.size >= 2 and np.all(np.isfinite(classes))
             and np.all(np.diff(classes) > 0)):
         raise UsageError(f"{path}: damaged model file: its class labels are not a sorted "
                          "list of at least 2 distinct numbers")
-    if isinstance(n_features, bool) or not isinstance(n_features, int) or n_features < 0 \
-            or getattr(est, "n_features_in_", n_features) != n_features:
-        raise UsageError(f"{path}: damaged model file: inconsistent number of features")
     codes = np.asarray(getattr(est, "classes_", []))
     if codes.shape != classes.shape or not np.array_equal(codes, np.arange(classes.size)):
         raise UsageError(f"{path}: damaged model file: it lists {classes.size} class labels "
@@ -229,25 +336,64 @@ def _load(path: str) -> dict:
 
 def predict(args) -> int:
     _check_output(args.output, "-o")
-    bundle = _load(args.model)
+    bundle = _load(args.model, linear=True)
     est, classes = bundle["estimator"], bundle["classes"]
+    regression = classes is None
+    if regression and args.scores:
+        raise UsageError("--scores: a regressor's predictions are already real values; "
+                         "leave out --scores")
+    marker = args.unlabeled if regression else _classifier_marker(args.unlabeled)
     X, y = _read_labeled(args.data, n_features=bundle["n_features"],
-                         max_features=args.max_features)
+                         max_features=args.max_features, regression=regression)
+    X = _as_input(est, X)
+    if regression:
+        return _predict_values(args, est, X, y, marker)
+    pred = classes[np.asarray(est.predict(X), dtype=int)]
     if args.scores:
         scores = np.asarray(est.decision_function(X))
         lines = [" ".join(f"{v:.17g}" for v in np.atleast_1d(row)) for row in scores]
     else:
-        lines = _format_labels(classes[np.asarray(est.predict(X), dtype=int)])
+        lines = _format_labels(pred)
     io._write_lines(args.output, lines)
     print(f"semisup: wrote {'scores' if args.scores else 'predictions'} for {X.shape[0]} "
           f"rows to {args.output}")
-    labeled = y != args.unlabeled
+    labeled = y != marker
     if labeled.any():
-        pred = classes[np.asarray(est.predict(X[np.flatnonzero(labeled)]), dtype=int)]
-        acc = np.mean(pred == y[labeled])
+        acc = np.mean(pred[labeled] == y[labeled])
         print(f"semisup: accuracy on the {int(labeled.sum())} labeled rows = "
               f"{100 * acc:.2f} %")
     return 0
+
+
+def _predict_values(args, est, X, y: np.ndarray, marker: float | None) -> int:
+    """``semisup predict`` with a regressor: real values, then the error on known targets."""
+    pred = np.asarray(est.predict(X), dtype=np.float64)
+    io._write_lines(args.output, _format_values(pred))
+    print(f"semisup: wrote predictions for {X.shape[0]} rows to {args.output}")
+    known = ~_missing_targets(y, marker)
+    if known.any():
+        err = pred[known] - y[known]
+        spread = float(np.sum((y[known] - y[known].mean()) ** 2))
+        r2 = f"{1 - float(err @ err) / spread:.4f}" if spread > 0 else "undefined"
+        print(f"semisup: on the {int(known.sum())} rows with a target: RMSE = "
+              f"{math.sqrt(float(err @ err) / err.size):.6g}, R^2 = {r2}")
+    return 0
+
+
+def unlabeled_arg(text: str) -> float:
+    """``--unlabeled``: a number, or ``nan`` / ``?`` (the regressors' marker, NaN)."""
+    import argparse
+
+    word = text.strip()
+    if word.lower() in ("nan", "?"):
+        return math.nan
+    try:
+        value = float(word)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a number (or nan / ?), got {text!r}")
+    return value
 
 
 def max_features_arg(text: str):
@@ -275,9 +421,16 @@ MAX_FEATURES_HELP = ("largest feature index accepted in the input: 'auto' (defau
 def _fit_epilog() -> str:
     import textwrap
 
-    names = textwrap.fill(", ".join(estimator_names()), width=78, initial_indent="  ",
-                          subsequent_indent="  ")
-    return (f"estimators (case-insensitive):\n{names}\n\n"
+    from semisup.cli._modelfile import REGRESSOR_CLASSES
+
+    regressors = sorted(name.rpartition(".")[2] for name in REGRESSOR_CLASSES)
+    names, reg = (textwrap.fill(", ".join(group), width=78, initial_indent="  ",
+                                subsequent_indent="  ")
+                  for group in ([n for n in estimator_names() if n not in regressors],
+                                regressors))
+    return (f"classifiers (case-insensitive):\n{names}\n\n"
+            f"regressors (real targets; rows labeled nan or ? are unlabeled, and 0 is a\n"
+            f"target; --unlabeled VALUE names one more marker):\n{reg}\n\n"
             "parameters:\n"
             "  -p NAME=VALUE sets a constructor parameter of the estimator (repeat -p for\n"
             "  more); VALUE is read as a Python literal (0.001, 10, True, None, 'rbf',\n"
@@ -285,7 +438,8 @@ def _fit_epilog() -> str:
             "  lists ESTIMATOR's parameters and their defaults.\n\n"
             "example:\n"
             "  semisup fit TransductiveSVM train.svm -m model.semisup -p lam=0.001\n"
-            "  semisup predict model.semisup test.svm -o predictions.txt")
+            "  semisup predict model.semisup test.svm -o predictions.txt\n"
+            "  semisup fit LapRLSRegressor prices.svm -m reg.semisup -p gamma_I=10")
 
 
 def _help_action():
@@ -315,11 +469,14 @@ def _help_action():
 def add_parsers(sub) -> None:
     """Register ``fit`` and ``predict`` on the ``semisup`` command's subparsers."""
     import argparse
+    import textwrap
 
-    convention = ("rows labeled UNLABELED (default 0, SVMlight's transductive convention) "
-                  "are unlabeled")
+    convention = ("for a classifier rows labeled UNLABELED (default 0, SVMlight's "
+                  "transductive convention) are unlabeled; for a regressor rows labeled nan "
+                  "or ? (and UNLABELED if given)")
     p = sub.add_parser("fit", help="fit any semisup estimator on an SVMlight/libsvm file",
-                       description="Fit an estimator; " + convention + ".",
+                       description=textwrap.fill("Fit an estimator; " + convention + ".",
+                                                 width=78),
                        epilog=_fit_epilog(), add_help=False,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-h", "--help", action=_help_action(),
@@ -331,24 +488,28 @@ def add_parsers(sub) -> None:
                    help="model file to write (data only: arrays and a JSON description)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                    help="estimator parameter, repeatable (e.g. -p lam=0.001 -p kernel=rbf)")
-    p.add_argument("--unlabeled", type=float, default=0.0, metavar="UNLABELED",
-                   help="label value that marks unlabeled rows (default 0)")
+    p.add_argument("--unlabeled", type=unlabeled_arg, default=None, metavar="UNLABELED",
+                   help="label value that marks unlabeled rows (classifiers: default 0; "
+                        "regressors: nan and ? always, this value as well)")
     p.add_argument("--transduction", metavar="FILE",
-                   help="also write the labels the model gives every training row")
+                   help="also write the labels (a regressor: the fitted values) the model "
+                        "gives every training row")
     p.add_argument("--max-features", type=max_features_arg, default="auto", metavar="N",
                    help=MAX_FEATURES_HELP)
     p.set_defaults(run=fit)
     q = sub.add_parser("predict", help="predict with a model written by 'semisup fit'",
                        description="Predict the rows of an SVMlight/libsvm file; prints the "
-                                   "accuracy on its labeled rows (" + convention + ").")
+                                   "accuracy (a regressor: RMSE and R^2) on its labeled rows "
+                                   "(" + convention + ").")
     q.add_argument("model", help="model file written by 'semisup fit'")
     q.add_argument("data", help="file in SVMlight/libsvm format (labels may be the "
                                 "unlabeled marker)")
     q.add_argument("-o", "--output", required=True, help="file for one prediction per line")
     q.add_argument("--scores", action="store_true",
-                   help="write decision_function values instead of labels")
-    q.add_argument("--unlabeled", type=float, default=0.0, metavar="UNLABELED",
-                   help="label value that marks rows to leave out of the accuracy (default 0)")
+                   help="write decision_function values instead of labels (classifiers)")
+    q.add_argument("--unlabeled", type=unlabeled_arg, default=None, metavar="UNLABELED",
+                   help="label value that marks rows to leave out of the accuracy (default "
+                        "0) or, for a regressor, of the error (nan and ? always)")
     q.add_argument("--max-features", type=max_features_arg, default="auto", metavar="N",
                    help=MAX_FEATURES_HELP)
     q.set_defaults(run=predict)

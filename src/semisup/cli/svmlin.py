@@ -250,7 +250,7 @@ def train(args) -> int:
     _write_outputs([(wpath, w), (opath, outputs)])
     res = est.fit_results_[0]
     extra = f", {res.n_switches} label switches" if hasattr(res, "n_switches") else ""
-    print(f"semisup-svmlin: trained in {elapsed:.3f} s; objective {est.objective_:.6g}, "
+    print(f"semisup-svmlin: trained in {elapsed:.3f} s; objective {est.objective_:.10g}, "
           f"{res.n_iter} iterations{extra}")
     labeled = y != 0
     if labeled.any():

@@ -20,8 +20,21 @@ round-off:
 * DA p-step (eq. 9): the balance ``mean p - r`` and its derivative as per-block sums inside
   :func:`semisup.solvers.s3vm.beliefs_root`; its starting quantile by distributed selection.
 
-Only the ``"jacobi"`` preconditioner is available here (the row-sampled sketch draws rows
-from one global distribution).
+Preconditioners (``precondition``): the row-sampled sketch of one machine draws rows from one
+global distribution and is not available; in its place, for designs of at most
+:data:`HESSIAN_MAX_WEIGHTS` weights (``"auto"``, or ``"hessian"``), the exact Hessian of eq. 4:
+each worker returns the ``d x d`` data term ``A_J^T C_J A_J`` of its active rows (upper
+triangle), the client adds ``diag(R)`` and the workers' partials and factors it (Cholesky).
+``"auto"`` takes it when the rows are also sparse enough for the Hessian to cost a few CG
+iterations (at most :data:`DIRECT_MAX_ROW_NNZ` non-zeros per row on average: one-hot codes
+such as SecStr's).  Then the workers return it with every Newton system, in the round trip
+that starts the Newton step (``newton_start``; each worker updates its Hessian from the rows
+whose cost changed), and the client runs CGLS on it alone (:class:`HessianRows`: ``A^T C A
+p = H p``), preconditioned by its Cholesky factor: no round trip per CG iteration.  With
+``"hessian"`` on denser rows it is requested only when the single-machine reuse rule asks
+for a new preconditioner (row costs moved by more than 5%, l1) and CGLS goes to the
+workers.  Otherwise (more weights, dense rows, ``"jacobi"``) Jacobi (``diag(A_J^T C_J
+A_J)``, one more ``d``-vector sum), as before.
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ import logging
 import numpy as np
 
 from semisup._accel import use_compiled_vectors
+from semisup.solvers._kernels import sparse_solver_threads
 from semisup.solvers.cgls import cgls_rows
 from semisup.solvers.line_search import _PROBES, _walk
 from semisup.solvers.mfn import REUSE_PRECONDITIONER, MFNResult, mfn_rows
@@ -43,6 +57,138 @@ logger = logging.getLogger("semisup.distributed")
 
 _SELECT_CAP = 4096  # values gathered to the client to finish a selection
 
+# precondition="auto": the exact Hessian (d^2 / 2 numbers per worker per Newton step, a
+# d^3 / 3 Cholesky on the client) up to this many weights, Jacobi beyond.  At 2,048: 17 MB
+# per worker and about 3 GFlop per step; SecStr (316 weights) 0.4 MB.
+HESSIAN_MAX_WEIGHTS = 2048
+# ... and with every Newton system (CG on the client) when the rows hold at most this many
+# non-zeros on average (the Hessian costs nnz_row^2 per row, a CG iteration 2 nnz_row and a
+# round trip)
+DIRECT_MAX_ROW_NNZ = 64
+_THREADED_FACTOR_MIN = 1024  # smaller Cholesky factors on one BLAS thread
+# the Newton point's round trip brings the full step's break points from a worker where at
+# most this many terms change activity (3 floats each)
+_BREAK_POINTS_CAP = 4096
+
+
+def _keep(dd, method: str, value) -> None:
+    """Keep ``value``, the result of a call to ``method`` made ahead of time (fused into
+    the call just made), for :func:`_take`."""
+    kept = getattr(dd, "_prefetched", None)
+    if kept is None or kept[0] != dd.n_calls:
+        kept = dd._prefetched = (dd.n_calls, {})
+    kept[1][method] = value
+
+
+def _take(dd, method: str):
+    """The result kept by :func:`_keep` for ``method`` if no call was made since (the
+    workers' state is the one it was computed on), else None."""
+    kept = getattr(dd, "_prefetched", None)
+    if kept is None or kept[0] != dd.n_calls:
+        dd._prefetched = None
+        return None
+    return kept[1].pop(method, None)
+
+
+class HessianCholesky:
+    """``r -> M^-1 r`` with ``M = diag(R) + sum_workers A_J^T C_J A_J``, factored once.
+
+    The Hessian of eq. 4 itself when ``R`` is diagonal (``Ridge``, the only regulariser of
+    the distributed S3VMs): preconditioned CGLS then converges in one iteration up to
+    round-off (a few while the factor is reused for row costs that moved by up to 5%).
+    """
+
+    def __init__(self, factor):
+        self.factor = factor
+
+    def __call__(self, r: np.ndarray) -> np.ndarray:
+        import scipy.linalg as la
+
+        return la.cho_solve(self.factor, r, check_finite=False)
+
+
+def unpack_upper(packed: np.ndarray, n: int) -> np.ndarray:
+    """The symmetric ``n x n`` matrix whose upper triangle (``np.triu_indices``) is
+    ``packed``."""
+    H = np.zeros((n, n))
+    H[np.triu_indices(n)] = packed
+    H += np.triu(H, 1).T
+    return H
+
+
+def hessian_preconditioner(dd, reg, n_weights: int, data_hessian: np.ndarray | None = None):
+    """The :class:`HessianCholesky` of the current Newton system: ``diag(R)`` plus the
+    data term ``data_hessian`` (symmetric), or the workers' partial Hessians fetched in one
+    round trip (``d (d + 1) / 2`` numbers per worker); Jacobi from its diagonal if the sum
+    is not positive definite (``lam = 0`` and too few active rows)."""
+    import scipy.linalg as la
+
+    if data_hessian is None:
+        H = unpack_upper(dd._sum("hessian", n_weights), n_weights)
+    else:
+        H = data_hessian.copy()
+    H[np.diag_indices(n_weights)] += reg.diagonal(n_weights)
+    diag = H.diagonal().copy()
+    try:
+        # one BLAS thread for small factors: threaded OpenBLAS took 1-340 ms (spin-waiting
+        # threads on a busy machine) for a 316 x 316 factor that one thread does in 0.5 ms
+        with sparse_solver_threads(n_weights <= _THREADED_FACTOR_MIN):
+            return HessianCholesky(la.cho_factor(H, lower=False, overwrite_a=True,
+                                                 check_finite=False))
+    except la.LinAlgError:
+        return Diagonal(np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 1.0))
+
+
+class HessianRows:
+    """The row half of CGLS (:class:`semisup.solvers.cgls.LocalRows`) from the Newton system
+    itself, ``H = A_J^T C_J A_J`` and ``[A_J^T z, A_J^T C t]`` as the workers returned them:
+    ``q^T C q = p^T H p`` and ``A^T C q = H p`` here, without a round trip."""
+
+    def __init__(self, data_hessian: np.ndarray, started: np.ndarray):
+        self.H, self.started = data_hessian, started
+
+    def start(self, x: np.ndarray, rhs_norm: bool):
+        n = x.shape[0]
+        self.data_r = self.started[:n].copy()
+        return self.started[:n], \
+            float(np.linalg.norm(self.started[n:])) if rhs_norm else None
+
+    def curvature(self, p: np.ndarray) -> float:
+        self.AtCq = self.H @ p
+        return float(p @ self.AtCq)
+
+    def update(self, gamma: float) -> np.ndarray:
+        self.data_r -= gamma * self.AtCq
+        return self.data_r.copy()
+
+
+def _sparse_rows(dd) -> bool:
+    """At most :data:`DIRECT_MAX_ROW_NNZ` non-zeros per row on average, the constant column
+    included: the Hessian costs a few CG iterations."""
+    return dd.nnz / max(dd.n_rows, 1) + 1 <= DIRECT_MAX_ROW_NNZ
+
+
+def preconditioner_kind(kind, n_weights: int, dd=None):
+    """``"hessian"``, ``"jacobi"`` or None for a ``precondition`` option.  ``"auto"`` and
+    True: the Hessian for at most :data:`HESSIAN_MAX_WEIGHTS` weights and sparse rows (see
+    :func:`_sparse_rows`; a design ``dd`` must be given), Jacobi otherwise (dense rows:
+    a whole Hessian costs ``n d^2`` where the single-machine sketch samples ``4 d`` rows)."""
+    if kind in (False, None):
+        return None
+    if kind in ("auto", True):
+        return "hessian" if n_weights <= HESSIAN_MAX_WEIGHTS and dd is not None \
+            and _sparse_rows(dd) else "jacobi"
+    if kind in ("hessian", "jacobi"):
+        return kind
+    raise ValueError(f"precondition must be 'auto', 'hessian', 'jacobi' or False on a "
+                     f"DistributedDesign, got {kind!r}")
+
+
+def direct_route(dd, kind, n_weights: int, fused: bool = True) -> bool:
+    """Whether the Newton systems come whole to the client (see the module docstring):
+    the Hessian preconditioner, the fused calls and sparse rows (:func:`_sparse_rows`)."""
+    return fused and preconditioner_kind(kind, n_weights, dd) == "hessian" and _sparse_rows(dd)
+
 
 class BlockRows:
     """The row half of CGLS (:class:`semisup.solvers.cgls.LocalRows`) on the workers.
@@ -53,12 +199,14 @@ class BlockRows:
     needs ``gamma``, hence a second round trip).
     """
 
-    def __init__(self, dd, fused: bool = True):
-        self.dd, self.fused = dd, fused
+    def __init__(self, dd, fused: bool = True, started: np.ndarray | None = None):
+        self.dd, self.fused, self.started = dd, fused, started
 
     def start(self, x: np.ndarray, rhs_norm: bool):
         n = x.shape[0]
-        start = self.dd._sum("cg_start", x)
+        # ``started``: ``[A^T z, A^T C t]`` already returned with the Newton system
+        start = self.dd._sum("cg_start", x) if self.started is None else self.started
+        self.started = None
         self.n, self.data_r = n, start[:n].copy()
         return start[:n], float(np.linalg.norm(start[n:])) if rhs_norm else None
 
@@ -88,11 +236,14 @@ def cgls(dd, reg, x0: np.ndarray, inverse: np.ndarray | None, tol: float, max_it
     return res.x, res.n_iter, res.converged
 
 
-def line_search(dd, reg_cross: float, reg_curv: float, summary: np.ndarray) -> float:
+def line_search(dd, reg_cross: float, reg_curv: float, summary: np.ndarray,
+                known: list | None = None) -> float:
     """Exact line search (eq. 5) from per-block break-point summaries.
 
     ``summary``: the summed ``[slope, intercept, phi'(probes)]`` of the loss terms
-    (:meth:`~semisup.distributed._worker.BlockWorker.slope_summary`).
+    (:meth:`~semisup.distributed._worker.BlockWorker.slope_summary`); ``known``: the
+    workers' break points up to the first probe, already returned (used when the search
+    stops there: no round trip).
     """
     slope = reg_curv + summary[0]
     intercept = reg_cross + summary[1]
@@ -101,7 +252,8 @@ def line_search(dd, reg_cross: float, reg_curv: float, summary: np.ndarray) -> f
         return 0.0
     hits = np.flatnonzero(deriv >= 0.0)
     limit = float(_PROBES[hits[0]]) if hits.size else np.inf
-    parts = dd._call("break_points", limit)
+    parts = known if known is not None and limit == _PROBES[0] else \
+        dd._call("break_points", limit)
     bp, dslope, dint = (np.concatenate(v) for v in zip(*parts, strict=True))
     return float(_walk(slope, intercept, bp, dslope, dint, np.argsort(bp, kind="stable")))
 
@@ -110,50 +262,98 @@ class BlockMFNRows:
     """The per-row half of L2-SVM-MFN (:class:`semisup.solvers.mfn.LocalMFNRows`) on the
     workers, for :func:`semisup.solvers.mfn.mfn_rows`.
 
-    ``outputs_ready``: the workers' outputs already equal ``X w0``.  Jacobi is the only
-    preconditioner (the row-sampled sketch draws rows from one global distribution).
+    ``outputs_ready``: the workers' outputs already equal ``X w0``.  Preconditioners: the
+    exact Hessian or Jacobi (:func:`preconditioner_kind`).  ``fused``: one round trip per CG
+    iteration, and the Newton system and CG's start in one (seeded from the workers'
+    outputs); ``False`` keeps the single-machine arithmetic at more round trips.
     """
 
     def __init__(self, dd, n_weights: int, outputs_ready: bool = False, fused: bool = True):
         self.dd, self.n, self.outputs_ready, self.fused = dd, n_weights, outputs_ready, fused
+        self._started = None
+        self.direct = False  # set by l2svm_mfn (direct_route)
 
     def start(self, w):
         if self.outputs_ready and w is not None:
-            return self.dd._sum("loss")
+            loss = _take(self.dd, "loss")  # returned by the label switch just made
+            return self.dd._sum("loss") if loss is None else loss
         return self.dd._sum("outputs", w)
 
     def newton_system(self) -> int:
-        n_rows, self.moved, self.total = self.dd._sum("newton_system")
+        n = self.n
+        if self.fused:
+            # made with the previous step or acceptance (below) when nothing came between
+            out = _take(self.dd, "newton_start")
+            if out is None or (self.direct and out.size < 3 + 2 * n + n * (n + 1) // 2):
+                # (made ahead without the Hessian: a label switch guessed another route)
+                out = self.dd._sum("newton_start", n, self.direct)
+            n_rows, self.moved, self.total = out[:3]
+            self._started = out[3:3 + 2 * n]
+            if self.direct:
+                self._hessian = unpack_upper(out[3 + 2 * n:], n)
+        else:
+            n_rows, self.moved, self.total = self.dd._sum("newton_system")
         return int(n_rows)
 
     def preconditioner(self, kind, reg, previous):
-        if kind in (False, None):
+        kind = preconditioner_kind(kind, self.n, self.dd)
+        if kind is None:
             return None, None
-        if previous is None or previous[0] is None or \
-                self.moved > REUSE_PRECONDITIONER * self.total:
+        if self.direct:
+            # the Hessian came with the system: a fresh factor costs d^3 / 3 flops here and
+            # makes CG on the client converge in one iteration
+            return hessian_preconditioner(self.dd, reg, self.n, self._hessian), None
+        M = None if previous is None else previous[0]
+        # (a Hessian that was not positive definite left a Diagonal: kept under the rule)
+        wrong_kind = kind == "jacobi" and isinstance(M, HessianCholesky)
+        if M is None or wrong_kind or self.moved > REUSE_PRECONDITIONER * self.total:
+            if kind == "hessian":
+                return hessian_preconditioner(self.dd, reg, self.n), None
             diag = reg.diagonal(self.n) + self.dd._sum("jacobi_diagonal", self.n)
             return Diagonal(np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 1.0)), None
         return previous
 
-    def cg_rows(self) -> BlockRows:
-        return BlockRows(self.dd, self.fused)
+    def cg_rows(self):
+        started, self._started = self._started, None
+        if self.direct:
+            return HessianRows(self._hessian, started)
+        return BlockRows(self.dd, self.fused, started)
 
     def compiled(self) -> bool:
         return use_compiled_vectors(self.n)
 
     def newton_point(self, w_bar) -> bool:
-        point = self.dd._sum("newton_point", w_bar, _PROBES)
+        self._known = None
+        if self.fused:
+            # with the break points of the full step when few terms change activity
+            res = self.dd._call("newton_point", w_bar, _PROBES, _BREAK_POINTS_CAP)
+            point = res[0][0]
+            for r in res[1:]:
+                point = point + r[0]
+            if all(r[1] is not None for r in res):
+                self._known = [r[1] for r in res]
+        else:
+            point = self.dd._sum("newton_point", w_bar, _PROBES)
         self.summary = point[1:]  # the line search's first pass, in the same round trip
         return point[0] == 0
 
     def accept_newton_point(self) -> float:
-        return self.dd._sum("accept_newton_point")
+        if not self.fused:
+            return self.dd._sum("accept_newton_point")
+        # the next Newton system in the same round trip: used if the iteration goes on
+        out = self.dd._sum("accept_start", self.n, self.direct)
+        _keep(self.dd, "newton_start", out[1:])
+        return float(out[0])
 
     def line_search(self, reg_cross: float, reg_curv: float) -> float:
-        return line_search(self.dd, reg_cross, reg_curv, self.summary)
+        return line_search(self.dd, reg_cross, reg_curv, self.summary, self._known)
 
     def step(self, delta: float) -> float:
-        return self.dd._sum("step", delta)
+        if not self.fused:
+            return self.dd._sum("step", delta)
+        out = self.dd._sum("step_start", delta, self.n, self.direct)
+        _keep(self.dd, "newton_start", out[1:])
+        return float(out[0])
 
     def finish(self, w):
         # drop the round-off of the output updates, as on one machine; outputs stay there
@@ -161,7 +361,7 @@ class BlockMFNRows:
 
 
 def l2svm_mfn(dd, reg, n_weights: int, w0: np.ndarray | None = None,
-              outputs_ready: bool = False, precondition="jacobi", fused: bool = True,
+              outputs_ready: bool = False, precondition="auto", fused: bool = True,
               rows: BlockMFNRows | None = None, **options) -> MFNResult:
     """:func:`semisup.solvers.mfn.mfn_rows` over the problem the workers have set up.
 
@@ -170,11 +370,10 @@ def l2svm_mfn(dd, reg, n_weights: int, w0: np.ndarray | None = None,
     :mod:`semisup.distributed._resume`), a :class:`BlockMFNRows` by default; ``options``:
     those of :func:`semisup.solvers.mfn.l2svm_mfn`.
     """
-    if precondition not in ("jacobi", "auto", True, False, None):
-        raise ValueError(f"precondition must be 'jacobi' or False on a DistributedDesign, got "
-                         f"{precondition!r}")
+    preconditioner_kind(precondition, n_weights, dd)  # a clear error for an unknown option
     if rows is None:
         rows = BlockMFNRows(dd, n_weights, outputs_ready, fused)
+    rows.direct = direct_route(dd, precondition, n_weights, rows.fused)
     return mfn_rows(rows, reg, n_weights, w0=w0, precondition=precondition, **options)
 
 
@@ -321,7 +520,12 @@ class BlockS3VMRows:
         for keys, move in zip((to_negative, to_positive), moves, strict=True):
             for position, partition in keys:
                 move.setdefault(int(partition), []).append(int(position))
-        self.dd._call("switch", *moves)
+        # the loss with the new labels and the first Newton system of the MFN that follows
+        # come back (see BlockMFNRows.start and newton_system)
+        n = self.n_weights
+        out = self.dd._sum("switch", *moves, n, direct_route(self.dd, "auto", n))
+        _keep(self.dd, "loss", float(out[0]))
+        _keep(self.dd, "newton_start", out[1:])
 
     def labels_u(self) -> None:
         return None

@@ -3,9 +3,10 @@
 One :class:`BlockWorker` lives on each Dask worker (a ``distributed`` actor, so calls go
 straight from the client to the worker without a scheduler round trip).  It keeps its CSR
 row blocks in memory for the whole fit, and with them every per-row vector of the solvers
-(outputs, active set, CG residual, temporary labels, beliefs): only ``d``-vectors and scalars
-cross the network.  Each method does its blocks' share of one step of the single-machine
-algorithm with the single-machine kernels (:class:`~semisup.solvers.design.Design`,
+(outputs, active set, CG residual, temporary labels, beliefs): only ``d``-vectors, scalars
+and, for designs of few columns, the ``d x d`` Hessian of a Newton system cross the
+network.  Each method does its blocks' share of one step of the single-machine algorithm
+with the single-machine kernels (:class:`~semisup.solvers.design.Design`,
 :class:`~semisup.losses.HingeTerms`, the line search's break points) and returns the sum
 over its blocks: the first level of the reduction tree, the client summing the workers'
 partials is the second.
@@ -24,6 +25,7 @@ from semisup.distributed._graph_worker import GraphWorkerMixin
 from semisup.losses import HingeTerms, squared_hinge
 from semisup.solvers.design import Design
 from semisup.solvers.line_search import _break_points
+from semisup.solvers.preconditioners import DENSE_SKETCH_DENSITY
 from semisup.solvers.s3vm import _expit, binary_entropy, binary_kl, smallest
 
 njit = import_numba().njit
@@ -53,6 +55,70 @@ def _slope_summary(o, ob, rows, y, c, probes):
             if y[i] * od < 1.0:
                 deriv[p] += c[i] * (od - y[i]) * d
     return slope, intercept, deriv
+
+
+# rows per chunk of the dense Hessian products (bounds the temporary copy of the rows)
+_GRAM_CHUNK = 8192
+# a block's Hessian is rebuilt from its rows after this many updates by changed rows
+_GRAM_REFRESH = 64
+_TRIU: dict = {}
+
+
+def _triu(n: int) -> tuple:
+    """``np.triu_indices(n)``, kept (the Hessian is packed at every Newton step)."""
+    if n not in _TRIU:
+        _TRIU.clear()
+        _TRIU[n] = np.triu_indices(n)
+    return _TRIU[n]
+
+
+@njit(cache=True, nogil=True)
+def _csr_gram_upper(indptr, indices, data, rows, cost, n_features, scaling, intercept, out):
+    """Upper triangle of ``sum_k cost_k a_k a_k^T`` over the CSR rows ``rows`` (sorted column
+    indices), the constant column ``scaling`` last when ``intercept``: ``O(nnz_row^2)`` per
+    row."""
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        c = cost[k]
+        if c == 0.0:
+            continue
+        a, b = indptr[r], indptr[r + 1]
+        for p in range(a, b):
+            i = indices[p]
+            v = c * data[p]
+            for q in range(p, b):
+                out[i, indices[q]] += v * data[q]
+            if intercept:
+                out[i, n_features] += v * scaling
+        if intercept:
+            out[n_features, n_features] += c * scaling * scaling
+
+
+def weighted_gram(A, cost: np.ndarray) -> np.ndarray:
+    """Upper triangle of ``A^T diag(cost) A``, dense ``(n_weights, n_weights)`` (bias last;
+    the strict lower triangle is zero).
+
+    The data term of the Hessian of eq. 4 (``R + A_j^T C_j A_j``) over the rows of the
+    :class:`~semisup.solvers.design.Design` ``A``.  Sparse rows through a compiled pass,
+    ``O(nnz_row^2)`` per row; dense rows, or sparse ones dense enough for BLAS to win
+    (pixels; the density rule of :func:`semisup.solvers.preconditioners.sketched_cholesky`),
+    through BLAS in chunks of rows.
+    """
+    d = A.shape[1]
+    out = np.zeros((d, d))
+    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    if A.sparse and A.nnz <= DENSE_SKETCH_DENSITY * A.n_rows * A.n_features:
+        X = A.X
+        _csr_gram_upper(X.indptr, X.indices, X.data, A.rows, cost, A.n_features,
+                        A.intercept_scaling, A.fit_intercept, out)
+        return out
+    for start in range(0, A.n_rows, _GRAM_CHUNK):
+        chunk = np.arange(start, min(start + _GRAM_CHUNK, A.n_rows))
+        M = A.restrict(chunk).materialize()
+        if sp.issparse(M):
+            M = M.toarray()
+        out += M.T @ (M * cost[chunk, None])
+    return np.triu(out)
 
 
 def _stack(rows: list) -> np.ndarray:
@@ -95,6 +161,30 @@ class _Block:
         self.A = self.design.restrict(np.arange(self.l)) if labeled_only else self.design
         self.terms = terms
         self.o = np.zeros(self.A.n_rows)
+        self.G_cost = None  # row costs in the worker's Hessian (BlockWorker.hessian): none
+
+    def changed_rows(self) -> np.ndarray | None:
+        """Rows whose cost differs from the one in the worker's Hessian; None when that
+        Hessian must be rebuilt: another problem, half the active rows changed (a new
+        ``lam_u``, DA's beliefs), or :data:`_GRAM_REFRESH` updates made."""
+        rc, held = self.row_cost, self.G_cost
+        if held is None or held.shape != rc.shape or self.G_updates >= _GRAM_REFRESH:
+            return None
+        changed = np.flatnonzero(rc != held)
+        return changed if 2 * changed.size < max(self.A_j.n_rows, 1) else None
+
+    def update_gram(self, G: np.ndarray, changed: np.ndarray | None) -> None:
+        """Add this block's share to the worker's Hessian ``G``: all its active rows
+        (``changed`` None, ``G`` being rebuilt) or the cost changes of ``changed``."""
+        rc = self.row_cost
+        if changed is None:
+            if self.A_j.n_rows:
+                G += weighted_gram(self.A_j, self.cost_j)
+            self.G_cost, self.G_updates = rc.copy(), 0
+        elif changed.size:
+            G += weighted_gram(self.A.restrict(changed), rc[changed] - self.G_cost[changed])
+            self.G_cost[changed] = rc[changed]
+            self.G_updates += 1
 
 
 def block_call(key: str, method: str, index: int, *args):
@@ -252,6 +342,7 @@ class BlockWorker(GraphWorkerMixin):
             b.active = b.terms.active(b.o)
             rows, b.cost_j, b.target_j = b.terms.newton_system(b.active)
             b.A_j = b.A.restrict(rows)
+            b.rows_j = rows
             n_rows += rows.size
             b.row_cost = np.zeros(b.A.n_rows)
             b.row_cost[rows] = b.cost_j
@@ -270,6 +361,63 @@ class BlockWorker(GraphWorkerMixin):
             if b.A_j.n_rows:
                 out += b.A_j.weighted_column_sq(b.cost_j)
         return out
+
+    def hessian(self, n_weights: int) -> np.ndarray:
+        """Upper triangle (row-major, ``np.triu_indices``) of ``A_j^T C_j A_j`` summed over
+        the blocks: the data term of the Hessian of eq. 4, ``d (d + 1) / 2`` numbers.
+        Records the row costs the preconditioner is built for, as :meth:`jacobi_diagonal`.
+
+        The worker keeps this sum (``d^2`` floats) and the row costs it holds, and updates
+        it with the rows whose cost changed since (rows entering or leaving the active set:
+        a few per Newton step once the active set settles); it is rebuilt for a new
+        problem, when half a block's active rows changed (a new ``lam_u``, DA's beliefs) and
+        after :data:`_GRAM_REFRESH` updates (the round-off of the updates stays at that of a
+        few sums).
+        """
+        changed = [b.changed_rows() for b in self.blocks]
+        rebuild = getattr(self, "G", None) is None or self.G.shape[0] != n_weights or \
+            self.G_blocks != [b.index for b in self.blocks] or any(c is None for c in changed)
+        if rebuild:
+            self.G = np.zeros((n_weights, n_weights))
+            self.G_blocks = [b.index for b in self.blocks]
+            changed = [None] * len(self.blocks)
+        for b, c in zip(self.blocks, changed, strict=True):
+            b.M_cost = b.row_cost.copy()
+            b.update_gram(self.G, c)
+        rows, cols = _triu(n_weights)
+        return self.G[rows, cols]
+
+    def newton_start(self, n_weights: int, hessian: bool = False) -> np.ndarray:
+        """:meth:`newton_system` and :meth:`cg_start` in one round trip, CGLS seeded at the
+        current ``w``: ``z = C (t - o_j)`` with the outputs held here (``o_j = A_j w`` up to
+        the round-off of the output updates, which the Newton iteration tolerates as it
+        does CG's).  Returns ``[rows, moved, total, A_j^T z, A_j^T C t]``, followed with
+        ``hessian`` by :meth:`hessian`'s upper triangle (the whole Newton system of eq. 4
+        in one round trip: the client then solves it without the workers)."""
+        head = self.newton_system()
+        n = n_weights
+        out = np.zeros(3 + 2 * n)
+        out[:3] = head
+        for b in self.blocks:
+            b.z = b.cost_j * (b.target_j - b.o[b.rows_j])
+            b.Cq = np.empty(b.A_j.n_rows)
+            if b.A_j.n_rows:
+                out[3:3 + n] += b.A_j.rmatvec(b.z)
+                out[3 + n:] += b.A_j.rmatvec(b.cost_j * b.target_j)
+        if hessian:
+            out = np.concatenate([out, self.hessian(n)])
+        return out
+
+    def step_start(self, delta: float, n_weights: int, hessian: bool) -> np.ndarray:
+        """:meth:`step` and the next Newton step's :meth:`newton_start` in one round trip
+        (wasted only after the last step of an MFN): ``[loss, newton_start...]``."""
+        loss = self.step(delta)
+        return np.concatenate([[loss], self.newton_start(n_weights, hessian)])
+
+    def accept_start(self, n_weights: int, hessian: bool) -> np.ndarray:
+        """:meth:`accept_newton_point` and the next :meth:`newton_start` in one round trip."""
+        loss = self.accept_newton_point()
+        return np.concatenate([[loss], self.newton_start(n_weights, hessian)])
 
     def cg_start(self, x0) -> np.ndarray:
         """``z = C (t - A_j x0)``; returns ``[A_j^T z, A_j^T C t]`` stacked."""
@@ -313,14 +461,24 @@ class BlockWorker(GraphWorkerMixin):
                 out[1:] += b.A_j.rmatvec(b.Cq)
         return out
 
-    def newton_point(self, w_bar, probes) -> np.ndarray:
+    def newton_point(self, w_bar, probes, cap: int = 0):
         """``o_bar = A w_bar``; returns ``[#terms whose activity differs from j(w)]`` followed
-        by :meth:`slope_summary` (the line search's first pass, in the same round trip)."""
+        by :meth:`slope_summary` (the line search's first pass, in the same round trip).
+
+        With ``cap > 0`` returns ``(that vector, break points)``: :meth:`break_points` up to
+        the first probe (the full Newton step), which the line search needs when ``phi'`` is
+        non-negative there (the usual case), if at most ``cap`` terms changed activity (each
+        such term has one break point in ``(0, 1]``), else None."""
         changed = 0
         for b in self.blocks:
             b.o_bar = b.A.matvec(w_bar)
             changed += int(np.count_nonzero(b.terms.active(b.o_bar) != b.active))
-        return np.concatenate([[changed], self.slope_summary(probes)])
+        out = np.concatenate([[changed], self.slope_summary(probes)])
+        if not cap:
+            return out
+        if changed == 0:
+            return out, (np.empty(0),) * 3
+        return out, self.break_points(float(probes[0])) if changed <= cap else None
 
     def accept_newton_point(self) -> float:
         total = 0.0
@@ -430,12 +588,22 @@ class BlockWorker(GraphWorkerMixin):
             neg_c.append(np.column_stack([o_u[q], b.unl0 + q, part]))
         return n_pos, n_neg, _stack(pos_c), _stack(neg_c)
 
-    def switch(self, to_negative: dict, to_positive: dict) -> None:
-        """Flip the temporary labels at the given global unlabeled positions."""
+    def switch(self, to_negative: dict, to_positive: dict, n_weights: int = 0,
+               hessian: bool = False):
+        """Flip the temporary labels at the given global unlabeled positions.
+
+        With ``n_weights``, what the MFN retraining that follows starts with, in the same
+        round trip: ``[loss at the current outputs with the new labels, newton_start...]``.
+        """
+        total = 0.0
         for b in self.blocks:
             lab = b.tsvm_y[b.l:]
             lab[np.asarray(to_negative.get(b.index, []), dtype=np.int64) - b.unl0] = -1.0
             lab[np.asarray(to_positive.get(b.index, []), dtype=np.int64) - b.unl0] = 1.0
+            total += b.terms.value(b.o)
+        if not n_weights:
+            return None
+        return np.concatenate([[total], self.newton_start(n_weights, hessian)])
 
     def transductive_parts(self) -> np.ndarray:
         """``[sum_l l_2(y o), sum_u l_2(|o|) ]`` for the transductive objective."""

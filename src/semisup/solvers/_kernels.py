@@ -113,6 +113,116 @@ def _csr_rows_rmatvec_par(indptr, indices, data, rows, q, out, bounds):
         out[j] = s
 
 
+# ``X^T [q1 q2]`` in one pass: CGLS's start needs ``A^T z`` and ``A^T C t`` (the norm of its
+# right-hand side) at once; a second pass would read the rows again.  Each column sum adds
+# the same terms in the same order as the single-vector kernels, so the results are equal.
+@njit(cache=True, nogil=True)
+def _csr_rows_rmatvec2_ser(indptr, indices, data, rows, q1, q2, out1, out2):
+    out1[:] = 0.0
+    out2[:] = 0.0
+    for k in range(rows.shape[0]):
+        a = q1[k]
+        b = q2[k]
+        if a != 0.0 and b != 0.0:
+            i = rows[k]
+            for jj in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                c = indices[jj]
+                v = data[jj]
+                out1[c] += a * v
+                out2[c] += b * v
+        elif a != 0.0:
+            row_axpy(indptr, indices, data, rows[k], a, out1)
+        elif b != 0.0:
+            row_axpy(indptr, indices, data, rows[k], b, out2)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _csr_rows_rmatvec2_par(indptr, indices, data, rows, q1, q2, out1, out2, bounds):
+    n_chunks = bounds.shape[0] - 1
+    n_cols = out1.shape[0]
+    width = n_cols + 16  # padded against false sharing, as in _csr_rows_rmatvec_par
+    buf = np.zeros((n_chunks, 2 * width))
+    for c in prange(n_chunks):
+        b1 = buf[c, :width]
+        b2 = buf[c, width:]
+        for k in range(bounds[c], bounds[c + 1]):
+            a = q1[k]
+            b = q2[k]
+            if a != 0.0 and b != 0.0:
+                i = rows[k]
+                for jj in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                    col = indices[jj]
+                    v = data[jj]
+                    b1[col] += a * v
+                    b2[col] += b * v
+            elif a != 0.0:
+                row_axpy(indptr, indices, data, rows[k], a, b1)
+            elif b != 0.0:
+                row_axpy(indptr, indices, data, rows[k], b, b2)
+    for j in prange(n_cols):
+        s1 = 0.0
+        s2 = 0.0
+        for c in range(n_chunks):
+            s1 += buf[c, j]
+            s2 += buf[c, width + j]
+        out1[j] = s1
+        out2[j] = s2
+
+
+# CGLS's product pair in one pass (``q = X p``, then ``X^T C q``, row by row): each row is
+# read once, for its dot product and, while still in cache, for its axpy.  Returns ``q^T C q``
+# and ``sum C q`` (the bias component); ``q`` itself is not needed.  ``q_k`` and ``q^T C q``
+# are computed exactly as :func:`_csr_rows_matvec_ser` and ``cgls._weighted_sq`` do, the
+# scatter adds the same terms in the same order as the transposed product.
+@njit(cache=True, nogil=True)
+def _csr_rows_normal_ser(indptr, indices, data, rows, p, bias, cost, out):
+    out[:] = 0.0
+    curv = 0.0
+    total = 0.0
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        qk = row_dot(indptr, indices, data, i, p) + bias
+        cq = cost[k] * qk
+        curv += qk * cq
+        total += cq
+        if cq != 0.0:
+            row_axpy(indptr, indices, data, i, cq, out)
+    return curv, total
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _csr_rows_normal_par(indptr, indices, data, rows, p, bias, cost, out, bounds):
+    n_chunks = bounds.shape[0] - 1
+    n_cols = out.shape[0]
+    buf = np.zeros((n_chunks, n_cols + 16))  # padded as in _csr_rows_rmatvec_par
+    parts = np.zeros((n_chunks, 2))
+    for c in prange(n_chunks):
+        b = buf[c]
+        curv = 0.0
+        total = 0.0
+        for k in range(bounds[c], bounds[c + 1]):
+            i = rows[k]
+            qk = row_dot(indptr, indices, data, i, p) + bias
+            cq = cost[k] * qk
+            curv += qk * cq
+            total += cq
+            if cq != 0.0:
+                row_axpy(indptr, indices, data, i, cq, b)
+        parts[c, 0] = curv
+        parts[c, 1] = total
+    for j in prange(n_cols):
+        s = 0.0
+        for c in range(n_chunks):
+            s += buf[c, j]
+        out[j] = s
+    curv = 0.0
+    total = 0.0
+    for c in range(n_chunks):
+        curv += parts[c, 0]
+        total += parts[c, 1]
+    return curv, total
+
+
 @njit(cache=True, nogil=True)
 def csr_rows_weighted_sq_colsum(indptr, indices, data, rows, c, out):
     """``out[j] = sum_k c[k] X[rows[k], j]^2`` (the diagonal of ``X_j^T C X_j``)."""
@@ -198,12 +308,53 @@ def csr_matmat(indptr, indices, data, M, out) -> None:
         _csr_matmat_ser(indptr, indices, data, M, out)
 
 
-def chunk_bounds(indptr: np.ndarray, rows: np.ndarray, n_chunks: int) -> np.ndarray:
-    """Split ``rows`` into ``n_chunks`` contiguous pieces holding about equal non-zeros."""
-    nnz_per_row = indptr[rows + 1] - indptr[rows]
-    cum = np.concatenate(([0], np.cumsum(nnz_per_row)))
-    targets = np.linspace(0, cum[-1], n_chunks + 1)
-    bounds = np.searchsorted(cum, targets, side="left").astype(np.int64)
+@njit(cache=True, nogil=True)
+def rows_nnz_and_breaks(indptr, rows):
+    """Stored entries of the rows ``rows`` and how many consecutive rows are not neighbours
+    in ``X`` (one pass; numpy's index arithmetic took about a millisecond per active set)."""
+    nnz = 0
+    breaks = 0
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        nnz += indptr[i + 1] - indptr[i]
+        if k > 0:
+            breaks += np.int64(i - rows[k - 1] != 1)
+    return nnz, breaks
+
+
+@njit(cache=True, nogil=True)
+def _chunk_bounds(indptr, rows, targets, bounds):
+    """``searchsorted(cumulative nnz, targets, 'left')`` in one pass over the rows."""
+    n_targets = targets.shape[0]
+    t = 0
+    cum = 0
+    for k in range(rows.shape[0]):
+        while t < n_targets and cum >= targets[t]:
+            bounds[t] = k
+            t += 1
+        i = rows[k]
+        cum += indptr[i + 1] - indptr[i]
+    while t < n_targets:
+        bounds[t] = rows.shape[0] if cum >= targets[t] else rows.shape[0] + 1
+        t += 1
+
+
+def chunk_bounds(indptr: np.ndarray, rows: np.ndarray, n_chunks: int,
+                 nnz: int | None = None) -> np.ndarray:
+    """Split ``rows`` into ``n_chunks`` contiguous pieces holding about equal non-zeros.
+
+    ``nnz``: the rows' stored entries when known (:func:`rows_nnz_and_breaks`): the bounds
+    then come from one compiled pass instead of numpy's index arithmetic (same bounds).
+    """
+    if nnz is None:
+        nnz_per_row = indptr[rows + 1] - indptr[rows]
+        cum = np.concatenate(([0], np.cumsum(nnz_per_row)))
+        targets = np.linspace(0, cum[-1], n_chunks + 1)
+        bounds = np.searchsorted(cum, targets, side="left").astype(np.int64)
+    else:
+        targets = np.linspace(0, nnz, n_chunks + 1)
+        bounds = np.empty(n_chunks + 1, dtype=np.int64)
+        _chunk_bounds(indptr, rows, targets, bounds)
     bounds[0], bounds[-1] = 0, rows.shape[0]
     return bounds
 
@@ -251,6 +402,22 @@ def csr_rows_rmatvec(indptr, indices, data, rows, q, out, bounds) -> None:
         _csr_rows_rmatvec_ser(indptr, indices, data, rows, q, out)
     else:
         _csr_rows_rmatvec_par(indptr, indices, data, rows, q, out, bounds)
+
+
+def csr_rows_rmatvec_pair(indptr, indices, data, rows, q1, q2, out1, out2, bounds) -> None:
+    """``out1 = X[rows].T @ q1`` and ``out2 = X[rows].T @ q2`` in one pass over the rows."""
+    if bounds is None:
+        _csr_rows_rmatvec2_ser(indptr, indices, data, rows, q1, q2, out1, out2)
+    else:
+        _csr_rows_rmatvec2_par(indptr, indices, data, rows, q1, q2, out1, out2, bounds)
+
+
+def csr_rows_normal_product(indptr, indices, data, rows, p, bias, cost, out, bounds):
+    """``out = X[rows].T @ (C q)`` with ``q = X[rows] @ p + bias``, in one pass; returns
+    ``(q^T C q, sum C q)``."""
+    if bounds is None:
+        return _csr_rows_normal_ser(indptr, indices, data, rows, p, bias, cost, out)
+    return _csr_rows_normal_par(indptr, indices, data, rows, p, bias, cost, out, bounds)
 
 
 # ----------------------------------------------------------------------------- thread policy

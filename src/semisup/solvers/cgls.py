@@ -155,22 +155,47 @@ class LocalRows:
     :func:`cgls_rows` talks to the rows only through :meth:`start`, :meth:`curvature` and
     :meth:`update` (``n``-vectors in, ``d``-vectors and scalars out), so the same iteration
     runs on rows held elsewhere (:mod:`semisup.distributed`).
+
+    With an operator whose :meth:`~semisup.solvers.design.Design.normal_product` reads the
+    rows once (large sparse data), an iteration makes one pass over the rows instead of two:
+    ``q^T C q`` and ``A^T C q`` together, and ``A^T z`` follows by ``A^T z -= gamma A^T C q``
+    (the same vector as the product of the updated ``z``, up to round-off; the distributed
+    iteration updates it the same way).  ``fused=False`` keeps the two products.
     """
 
-    def __init__(self, A, cost: np.ndarray, target: np.ndarray):
+    def __init__(self, A, cost: np.ndarray, target: np.ndarray,
+                 outputs: np.ndarray | None = None, fused: bool = True):
         self.A, self.cost, self.target = A, cost, target
         self.compiled = use_compiled_vectors(max(A.shape))
+        # ``A x`` at the seed ``x`` when the caller knows it (MFN keeps the outputs)
+        self.outputs = outputs
+        self.fused = fused and bool(getattr(A, "fused_normal_product", False))
 
     def start(self, x: np.ndarray, rhs_norm: bool) -> tuple[np.ndarray, float | None]:
         """``z = C (t - A x)``; returns ``A^T z`` and, if asked, ``||A^T C t||``."""
         A = self.A
-        self.z = self.cost * (self.target - A.matvec(x))
+        Ax = A.matvec(x) if self.outputs is None else self.outputs
+        self.outputs = None
+        self.z = self.cost * (self.target - Ax)
         self.Cq = np.empty(A.shape[0])
-        norm = float(np.linalg.norm(A.rmatvec(self.cost * self.target))) if rhs_norm else None
-        return A.rmatvec(self.z), norm
+        rmatvec_pair = getattr(A, "rmatvec_pair", None)
+        if not rhs_norm:
+            Atz, norm = A.rmatvec(self.z), None
+        elif rmatvec_pair is None:
+            norm = float(np.linalg.norm(A.rmatvec(self.cost * self.target)))
+            Atz = A.rmatvec(self.z)
+        else:  # both products in one pass over the rows
+            Atz, Atct = rmatvec_pair(self.z, self.cost * self.target)
+            norm = float(np.linalg.norm(Atct))
+        if self.fused:
+            self.Atz = Atz.copy()
+        return Atz, norm
 
     def curvature(self, p: np.ndarray) -> float:
         """``q = A p``, ``C q`` kept; returns ``q^T C q``."""
+        if self.fused:
+            curvature, self.AtCq = self.A.normal_product(p, self.cost)
+            return curvature
         q = self.A.matvec(p)
         if self.compiled:
             return _weighted_sq(q, self.cost, self.Cq)
@@ -179,6 +204,12 @@ class LocalRows:
 
     def update(self, gamma: float) -> np.ndarray:
         """``z -= gamma C q``; returns ``A^T z``."""
+        if self.fused:
+            if self.compiled:
+                _axpy(gamma, self.AtCq, self.Atz)
+            else:
+                self.Atz -= gamma * self.AtCq
+            return self.Atz.copy()  # the caller works on its residual in place
         if self.compiled:
             _axpy(gamma, self.Cq, self.z)
         else:

@@ -42,13 +42,18 @@ GATHER_ROWS = os.environ.get("SEMISUP_GATHER_ROWS", "1") != "0"
 GATHER_AFTER = 2
 
 
-def _scattered(rows: np.ndarray) -> bool:
+def _scattered(rows: np.ndarray, breaks: int | None = None) -> bool:
     """True when more than a tenth of consecutive rows are not neighbours in ``X``.
 
     Whole-data operators and the labeled-first order of the semi-supervised solvers are
-    long runs of neighbouring rows; an active set of MFN is not.
+    long runs of neighbouring rows; an active set of MFN is not.  ``breaks``: the count of
+    non-neighbours when already known.
     """
-    return rows.shape[0] > 1 and np.count_nonzero(np.diff(rows) != 1) > 0.1 * rows.shape[0]
+    if rows.shape[0] <= 1:
+        return False
+    if breaks is None:
+        breaks = np.count_nonzero(np.diff(rows) != 1)
+    return breaks > 0.1 * rows.shape[0]
 
 
 class Design:
@@ -113,7 +118,12 @@ class Design:
         self._bounds = None
         self._sub = None
         if self.sparse:
-            nnz = int((self._indptr[self.rows + 1] - self._indptr[self.rows]).sum())
+            breaks = None
+            if self._compiled:
+                nnz, breaks = (int(v) for v in
+                               _kernels.rows_nnz_and_breaks(self._indptr, self.rows))
+            else:
+                nnz = int((self._indptr[self.rows + 1] - self._indptr[self.rows]).sum())
             self.nnz = nnz
             par = self._parallel
             # ``parallel=None``: large enough for the parallel kernels, the thread setting
@@ -128,10 +138,10 @@ class Design:
             # the arrays the compiled kernels read: X itself through ``rows``, or a copy
             self._kernel_view = (self._indptr, self._indices, self._data, self.rows)
             self._products = 0
-            self._gather = self._compiled and GATHER_ROWS and _scattered(self.rows)
+            self._gather = self._compiled and GATHER_ROWS and _scattered(self.rows, breaks)
             if self._par and not self._auto_threads:
                 self._bounds = _kernels.chunk_bounds(
-                    self._indptr, self.rows, max(1, _kernels.n_threads()))
+                    self._indptr, self.rows, max(1, _kernels.n_threads()), self._nnz_arg())
         else:
             self.nnz = self.n_rows * self.n_features
             identity = self.n_rows == self.X.shape[0] and bool(
@@ -150,7 +160,8 @@ class Design:
                 rows = np.arange(self.n_rows, dtype=np.int64)
                 self._kernel_view = (indptr, indices, data, rows)
                 self._bounds = None if self._auto_threads or not self._par else \
-                    _kernels.chunk_bounds(indptr, rows, max(1, _kernels.n_threads()))
+                    _kernels.chunk_bounds(indptr, rows, max(1, _kernels.n_threads()),
+                                          self._nnz_arg())
         return self._kernel_view
 
     def _team(self, view: tuple):
@@ -161,8 +172,12 @@ class Design:
         if threads <= 1:
             return None
         if self._bounds is None or self._bounds.shape[0] != threads + 1:
-            self._bounds = _kernels.chunk_bounds(view[0], view[3], threads)
+            self._bounds = _kernels.chunk_bounds(view[0], view[3], threads, self._nnz_arg())
         return self._bounds
+
+    def _nnz_arg(self) -> int | None:
+        """The stored entries for :func:`_kernels.chunk_bounds` (its compiled pass)."""
+        return self.nnz if self._compiled else None
 
     def restrict(self, subset: np.ndarray) -> Design:
         """Operator over rows ``self.rows[subset]`` (``subset`` indexes this operator's rows)."""
@@ -230,6 +245,49 @@ class Design:
         if self.fit_intercept:
             out[self.n_features] = self.intercept_scaling * q.sum()
         return out
+
+    def rmatvec_pair(self, q1: np.ndarray, q2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(X_rows^T q1, X_rows^T q2)``, equal to two :meth:`rmatvec` calls; the compiled
+        kernels read the rows once for both."""
+        if not (self.sparse and self._compiled):
+            return self.rmatvec(q1), self.rmatvec(q2)
+        out1, out2 = np.empty(self.n_weights), np.empty(self.n_weights)
+        q1 = np.ascontiguousarray(q1, dtype=np.float64)
+        q2 = np.ascontiguousarray(q2, dtype=np.float64)
+        view = self._view()
+        _kernels.csr_rows_rmatvec_pair(*view, q1, q2, out1[: self.n_features],
+                                       out2[: self.n_features], self._team(view))
+        if self.fit_intercept:
+            out1[self.n_features] = self.intercept_scaling * q1.sum()
+            out2[self.n_features] = self.intercept_scaling * q2.sum()
+        return out1, out2
+
+    @property
+    def fused_normal_product(self) -> bool:
+        """Whether :meth:`normal_product` reads the rows once (compiled sparse kernels)."""
+        return self.sparse and self._compiled
+
+    def normal_product(self, p: np.ndarray, cost: np.ndarray) -> tuple[float, np.ndarray]:
+        """``(q^T C q, X_rows^T C q)`` for ``q = X_rows p`` and ``C = diag(cost)``.
+
+        CGLS's curvature and the change of its data residual ``X^T z`` along ``p``; with the
+        compiled kernels in one pass over the rows (:attr:`fused_normal_product`).
+        """
+        if not self.fused_normal_product:
+            q = self.matvec(p)
+            Cq = cost * q
+            return float(q @ Cq), self.rmatvec(Cq)
+        out = np.empty(self.n_weights)
+        bias = float(p[self.n_features]) * self.intercept_scaling if self.fit_intercept \
+            else 0.0
+        view = self._view()
+        curv, total = _kernels.csr_rows_normal_product(
+            *view, np.ascontiguousarray(p[: self.n_features]), bias,
+            np.ascontiguousarray(cost, dtype=np.float64), out[: self.n_features],
+            self._team(view))
+        if self.fit_intercept:
+            out[self.n_features] = self.intercept_scaling * total
+        return float(curv), out
 
     def weighted_column_sq(self, c: np.ndarray) -> np.ndarray:
         """``diag(X_rows^T C X_rows)`` for ``C = diag(c)`` (bias component last)."""

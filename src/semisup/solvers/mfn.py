@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from semisup._accel import use_compiled_vectors
+from semisup._accel import njit, use_compiled_vectors
 from semisup._logging import get_logger, report_unconverged
 from semisup.losses import HingeTerms
 from semisup.solvers.cgls import LocalRows, cgls_rows
@@ -25,6 +25,17 @@ from semisup.solvers.preconditioners import make_preconditioner
 REUSE_PRECONDITIONER = 0.05
 
 logger = get_logger(__name__)
+
+
+@njit(cache=True, nogil=True)
+def _cost_change(row_cost, built_for):
+    """``(sum |row_cost - built_for|, sum built_for)`` in one pass (numpy: three temporaries)."""
+    moved = 0.0
+    total = 0.0
+    for i in range(row_cost.shape[0]):
+        moved += abs(row_cost[i] - built_for[i])
+        total += built_for[i]
+    return moved, total
 
 
 @dataclass
@@ -133,6 +144,9 @@ class LocalMFNRows:
         else:
             self.o = np.zeros(self.A.shape[0]) if w is None else self.A.matvec(w)
         self.row_cost = np.zeros(self.A.shape[0])
+        # the loss at outputs that are the product ``A w`` itself (not updated along a
+        # step): :meth:`finish` returns them instead of multiplying again
+        self.exact = None
         return self.terms.value(self.o)
 
     def newton_system(self) -> int:
@@ -150,13 +164,20 @@ class LocalMFNRows:
         new ``(M, row costs)`` otherwise: the Hessian of eq. 4 changes only through the row
         costs (rows entering or leaving the active set, DA's beliefs)."""
         M, M_cost = (None, None) if previous is None else previous
-        if M is None or M_cost.shape != self.row_cost.shape or \
-                np.abs(self.row_cost - M_cost).sum() > REUSE_PRECONDITIONER * M_cost.sum():
+        if M is None or M_cost.shape != self.row_cost.shape:
+            rebuild = True
+        elif use_compiled_vectors(M_cost.shape[0]):
+            moved, total = _cost_change(self.row_cost, M_cost)
+            rebuild = moved > REUSE_PRECONDITIONER * total
+        else:
+            rebuild = np.abs(self.row_cost - M_cost).sum() > REUSE_PRECONDITIONER * M_cost.sum()
+        if rebuild:
             M, M_cost = make_preconditioner(kind, self.A_j, self.cost, reg), self.row_cost.copy()
         return M, M_cost
 
     def cg_rows(self) -> LocalRows:
-        return LocalRows(self.A_j, self.cost, self.target)
+        # CGLS starts at the current w, whose outputs are known here: no product to start
+        return LocalRows(self.A_j, self.cost, self.target, outputs=self.o[self.rows])
 
     def compiled(self) -> bool:
         return use_compiled_vectors(max(self.A_j.shape))
@@ -168,7 +189,8 @@ class LocalMFNRows:
 
     def accept_newton_point(self) -> float:
         self.o = self.o_bar
-        return self.terms.value(self.o)
+        self.exact = self.terms.value(self.o)
+        return self.exact
 
     def line_search(self, reg_cross: float, reg_curv: float) -> float:
         t = self.terms
@@ -177,10 +199,17 @@ class LocalMFNRows:
 
     def step(self, delta: float) -> float:
         self.o += delta * (self.o_bar - self.o)
+        self.exact = None
         return self.terms.value(self.o)
 
     def finish(self, w: np.ndarray) -> tuple[float, np.ndarray]:
-        """Loss and outputs recomputed at ``w`` (drops the round-off of the updates)."""
+        """Loss and outputs recomputed at ``w`` (drops the round-off of the updates).
+
+        After an accepted Newton point the outputs already are ``A w`` (``w`` is that point):
+        they and their loss are returned as they are, the same numbers a new product gives.
+        """
+        if self.exact is not None:
+            return self.exact, self.o
         self.o = self.A.matvec(w)
         return self.terms.value(self.o), self.o
 
