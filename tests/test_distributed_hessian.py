@@ -67,7 +67,8 @@ def test_weighted_gram_equals_the_dense_closed_form(sparse):
 
 def test_worker_hessian_updated_from_changed_rows_equals_a_rebuild():
     """Rows entering and leaving the active set (costs changing) update the worker's
-    Hessian; it equals the Hessian computed from scratch at the new costs."""
+    Hessian; it equals the Hessian computed from scratch at the new costs, and the client's
+    copy built from the workers' deltas equals it bit for bit (a stale copy is refetched)."""
     rng = np.random.default_rng(2)
     X = sp.random(60, 8, density=0.4, random_state=3, format="csr")
     X.data = rng.normal(size=X.data.size)
@@ -77,18 +78,42 @@ def test_worker_hessian_updated_from_changed_rows_equals_a_rebuild():
     worker.set_binary(1)
     worker.problem_costs(0.3, 0.7)
     o = [rng.normal(scale=1.5, size=b.A.n_rows) for b in worker.blocks]
+    client_side = _OneWorker(worker)
     for step in range(4):
         for b, ob in zip(worker.blocks, o, strict=True):
             if step:  # a few rows enter or leave the active set
                 ob[rng.choice(ob.size, 3, replace=False)] = rng.normal(scale=3.0, size=3)
             b.o = ob.copy()
         worker.newton_system()
-        H = _solvers.unpack_upper(worker.hessian(9), 9)
+        message = worker.hessian(9)
+        if step == 2:  # a message the client never read: its copy is stale
+            worker.newton_system()
+            message = worker.hessian(9)
+        packed = _solvers.worker_hessians(client_side, [message])
+        H = _solvers.unpack_upper(packed, 9)
         expected = sum(_dense_gram(X[b.index * 25:][b.lab][b.rows_j], b.cost_j, 1.0)
                        for b in worker.blocks)
         np.testing.assert_allclose(H, expected, rtol=1e-11, atol=1e-12)
-        if step:  # the update path, not a rebuild, was taken
+        # the client's copy is the worker's Hessian bit for bit
+        np.testing.assert_array_equal(packed, worker.G[np.triu_indices(9)])
+        if step:  # the update path, not a rebuild, was taken; only the changes were sent
             assert all(b.G_updates > 0 for b in worker.blocks)
+            assert message[0] == "delta" and message[3].size < packed.size
+    # the stale copy (step 2) was replaced by one fetch of the whole Hessian
+    assert client_side.calls == ["hessian_full"]
+
+
+class _OneWorker:
+    """The design as :func:`_solvers.worker_hessians` sees it: one worker, called here."""
+
+    workers = ["w"]
+
+    def __init__(self, worker):
+        self.worker, self.calls = worker, []
+
+    def _call(self, method, *args):
+        self.calls.append(method)
+        return [getattr(self.worker, method)(*args)]
 
 
 def _fit(client, X, y, name, parts=3):

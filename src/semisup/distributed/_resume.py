@@ -30,17 +30,19 @@ import logging
 import numpy as np
 
 from semisup.distributed._solvers import BlockMFNRows, BlockS3VMRows, l2svm_mfn
+from semisup.solvers.s3vm import _FIRST_PAIRS
 
 logger = logging.getLogger("semisup.distributed")
 
 # worker calls whose effect outlives the row-object call that made them
 DEFINING = frozenset({
     "prepare", "clear_problem", "set_binary", "problem_supervised", "problem_costs",
-    "problem_transductive", "problem_annealing", "outputs", "unlabeled_outputs",
+    "problem_transductive", "problem_annealing", "outputs", "finish_outputs",
+    "unlabeled_outputs",
     "initial_labels", "switch", "start_beliefs", "compute_g", "set_beliefs",
     "keep_best_beliefs",
 })
-_SETS_OUTPUTS = frozenset({"outputs", "unlabeled_outputs"})
+_SETS_OUTPUTS = frozenset({"outputs", "finish_outputs", "unlabeled_outputs"})
 _READS_OUTPUTS = frozenset({"initial_labels", "compute_g"})
 
 
@@ -162,7 +164,7 @@ class CheckpointMFNRows(BlockMFNRows):
 
 
 def resumable_mfn(dd, journal: FitJournal, reg, n_weights: int, w0=None,
-                  outputs_ready: bool = False, **options):
+                  outputs_ready: bool = False, candidates: int = 0, **options):
     """:func:`semisup.distributed._solvers.l2svm_mfn` that checkpoints every Newton step and,
     when the journal holds a checkpoint of this MFN, starts from it (its outputs recomputed)
     instead of ``w0``."""
@@ -173,7 +175,8 @@ def resumable_mfn(dd, journal: FitJournal, reg, n_weights: int, w0=None,
         logger.warning("resuming the MFN from its Newton step %d", steps_before)
         if not journal.calls:  # an L2SVM fit (within TSVM/DA the row object counts)
             dd.n_resumed += 1
-    rows = CheckpointMFNRows(dd, n_weights, journal, outputs_ready=outputs_ready)
+    rows = CheckpointMFNRows(dd, n_weights, journal, outputs_ready=outputs_ready,
+                             candidates=candidates)
     journal.newton_steps = steps_before
     return l2svm_mfn(dd, reg, n_weights, w0=w0, rows=rows, **options)
 
@@ -218,7 +221,13 @@ class ResumableS3VMRows(BlockS3VMRows):
     def mfn(self, reg, w, preconditioner0, opts: dict):
         return self._journal_call("mfn", lambda: resumable_mfn(
             self.dd, self.journal, reg, self.n_weights, w0=w, outputs_ready=True,
-            preconditioner0=preconditioner0, **opts))
+            preconditioner0=preconditioner0, candidates=self._candidates, **opts))
+
+    def problem_transductive(self, lam_cur: float) -> None:
+        # (set here too: a call answered from the journal does not run the method)
+        self._candidates = _FIRST_PAIRS
+        return self._journal_call("problem_transductive", lambda: BlockS3VMRows.
+                                  problem_transductive(self, lam_cur))
 
     def p_step(self, lam_u: float, temperature: float, positive_fraction: float) -> None:
         # the p-step leaves H(p) and KL(p, q) here, read by entropy() and kl() later
@@ -255,8 +264,8 @@ class ResumableS3VMRows(BlockS3VMRows):
         return result
 
 
-for _name in ("outputs", "transductive_objective", "initial_labels", "problem_transductive",
-              "switch_candidates", "switch", "labels_u", "start_beliefs", "entropy",
-              "kl", "annealing_objective", "problem_annealing", "keep_best", "best_beliefs"):
+for _name in ("outputs", "transductive_objective", "initial_labels", "switch_candidates",
+              "switch", "labels_u", "start_beliefs", "entropy", "kl",
+              "annealing_objective", "problem_annealing", "keep_best", "best_beliefs"):
     setattr(ResumableS3VMRows, _name, _journaled(_name))
 del _name

@@ -29,7 +29,8 @@ triangle), the client adds ``diag(R)`` and the workers' partials and factors it 
 iterations (at most :data:`DIRECT_MAX_ROW_NNZ` non-zeros per row on average: one-hot codes
 such as SecStr's).  Then the workers return it with every Newton system, in the round trip
 that starts the Newton step (``newton_start``; each worker updates its Hessian from the rows
-whose cost changed), and the client runs CGLS on it alone (:class:`HessianRows`: ``A^T C A
+whose cost changed and sends only the changed entries to the client's copy of it,
+:func:`worker_hessians`), and the client runs CGLS on it alone (:class:`HessianRows`: ``A^T C A
 p = H p``), preconditioned by its Cholesky factor: no round trip per CG iteration.  With
 ``"hessian"`` on denser rows it is requested only when the single-machine reuse rule asks
 for a new preconditioner (row costs moved by more than 5%, l1) and CGLS goes to the
@@ -49,9 +50,7 @@ from semisup.solvers.cgls import cgls_rows
 from semisup.solvers.line_search import _PROBES, _walk
 from semisup.solvers.mfn import REUSE_PRECONDITIONER, MFNResult, mfn_rows
 from semisup.solvers.preconditioners import Diagonal
-from semisup.solvers.s3vm import (
-    beliefs_root,
-)
+from semisup.solvers.s3vm import _FIRST_PAIRS, beliefs_root
 
 logger = logging.getLogger("semisup.distributed")
 
@@ -90,6 +89,55 @@ def _take(dd, method: str):
     return kept[1].pop(method, None)
 
 
+def worker_hessians(dd, messages: list) -> np.ndarray:
+    """The upper triangle of the workers' summed Hessians from their messages
+    (:meth:`~semisup.distributed._worker.BlockWorker.hessian`), one per worker in
+    ``dd.workers`` order.
+
+    The client keeps a copy of each worker's Hessian (named by the worker's token) and
+    applies a delta to it with the worker's own additions, so the copy equals the worker's
+    bit for bit and a Newton step whose active set moved by a few rows receives a few
+    hundred numbers instead of ``d (d + 1) / 2`` per worker.  A delta on a copy it does not
+    name (the results of a call the client did not read: a replay after a worker loss, a
+    failed call) costs one more round trip, for every worker's whole Hessian.
+    """
+    copies = dd.__dict__.setdefault("_hessian_copies", {})
+    stale = False
+    for worker, msg in zip(dd.workers, messages, strict=True):
+        if msg[0] == "full":
+            copies[worker] = [msg[1], msg[2]]
+            continue
+        held = copies.get(worker)
+        if held is None or held[0] != msg[1]:
+            stale = True
+            continue
+        held[1][msg[3]] += msg[4]
+        held[0] = msg[2]
+    if stale:
+        for worker, msg in zip(dd.workers, dd._call("hessian_full"), strict=True):
+            copies[worker] = [msg[1], msg[2]]
+    total = copies[dd.workers[0]][1]
+    for worker in dd.workers[1:]:  # in the workers' order, as DistributedDesign._sum
+        total = total + copies[worker][1]
+    return total
+
+
+def _sum_start(dd, method: str, *args) -> np.ndarray:
+    """``dd._sum(method, *args)`` for the calls that may return a Hessian's message with
+    their vector (``newton_start`` and the calls fused with it): the summed vector followed
+    by the summed upper triangle (:func:`worker_hessians`)."""
+    results = dd._call(method, *args)
+    if not isinstance(results[0], tuple):
+        total = results[0]
+        for r in results[1:]:
+            total = total + r
+        return total
+    head = results[0][0]
+    for r in results[1:]:
+        head = head + r[0]
+    return np.concatenate([head, worker_hessians(dd, [r[1] for r in results])])
+
+
 class HessianCholesky:
     """``r -> M^-1 r`` with ``M = diag(R) + sum_workers A_J^T C_J A_J``, factored once.
 
@@ -124,7 +172,7 @@ def hessian_preconditioner(dd, reg, n_weights: int, data_hessian: np.ndarray | N
     import scipy.linalg as la
 
     if data_hessian is None:
-        H = unpack_upper(dd._sum("hessian", n_weights), n_weights)
+        H = unpack_upper(worker_hessians(dd, dd._call("hessian", n_weights)), n_weights)
     else:
         H = data_hessian.copy()
     H[np.diag_indices(n_weights)] += reg.diagonal(n_weights)
@@ -268,12 +316,18 @@ class BlockMFNRows:
     outputs); ``False`` keeps the single-machine arithmetic at more round trips.
     """
 
-    def __init__(self, dd, n_weights: int, outputs_ready: bool = False, fused: bool = True):
+    def __init__(self, dd, n_weights: int, outputs_ready: bool = False, fused: bool = True,
+                 candidates: int = 0):
         self.dd, self.n, self.outputs_ready, self.fused = dd, n_weights, outputs_ready, fused
+        self.candidates = candidates
         self._started = None
         self.direct = False  # set by l2svm_mfn (direct_route)
+        self._loose = False
+        self._finished = None
 
     def start(self, w):
+        # mfn_rows starts loose (a first accepted Newton point does not end it) from w=None
+        self._loose = w is None
         if self.outputs_ready and w is not None:
             loss = _take(self.dd, "loss")  # returned by the label switch just made
             return self.dd._sum("loss") if loss is None else loss
@@ -286,7 +340,7 @@ class BlockMFNRows:
             out = _take(self.dd, "newton_start")
             if out is None or (self.direct and out.size < 3 + 2 * n + n * (n + 1) // 2):
                 # (made ahead without the Hessian: a label switch guessed another route)
-                out = self.dd._sum("newton_start", n, self.direct)
+                out = _sum_start(self.dd, "newton_start", n, self.direct)
             n_rows, self.moved, self.total = out[:3]
             self._started = out[3:3 + 2 * n]
             if self.direct:
@@ -324,6 +378,7 @@ class BlockMFNRows:
 
     def newton_point(self, w_bar) -> bool:
         self._known = None
+        self._point = w_bar
         if self.fused:
             # with the break points of the full step when few terms change activity
             res = self.dd._call("newton_point", w_bar, _PROBES, _BREAK_POINTS_CAP)
@@ -340,8 +395,17 @@ class BlockMFNRows:
     def accept_newton_point(self) -> float:
         if not self.fused:
             return self.dd._sum("accept_newton_point")
+        if not self._loose:
+            # the iteration ends here and finish(w_bar) follows (mfn_rows): its outputs
+            # A w_bar (what accepting o_bar gives, the same product) and, within a TSVM, the
+            # switch candidates come in this round trip instead of a Newton system nobody
+            # would use
+            loss = self._finish_call(self._point)
+            self._finished = (self.dd.n_calls, self._point, loss)
+            return loss
+        self._loose = False
         # the next Newton system in the same round trip: used if the iteration goes on
-        out = self.dd._sum("accept_start", self.n, self.direct)
+        out = _sum_start(self.dd, "accept_start", self.n, self.direct)
         _keep(self.dd, "newton_start", out[1:])
         return float(out[0])
 
@@ -351,28 +415,45 @@ class BlockMFNRows:
     def step(self, delta: float) -> float:
         if not self.fused:
             return self.dd._sum("step", delta)
-        out = self.dd._sum("step_start", delta, self.n, self.direct)
+        out = _sum_start(self.dd, "step_start", delta, self.n, self.direct)
         _keep(self.dd, "newton_start", out[1:])
         return float(out[0])
 
     def finish(self, w):
+        done, self._finished = self._finished, None
+        if done is not None and done[0] == self.dd.n_calls and done[1] is w:
+            return done[2], None  # computed by accept_newton_point, no call since
         # drop the round-off of the output updates, as on one machine; outputs stay there
-        return self.dd._sum("outputs", w), None
+        return self._finish_call(w), None
+
+    def _finish_call(self, w) -> float:
+        """The outputs ``A w`` and their loss; with :attr:`candidates` (a TSVM's
+        retraining) the first switch candidates at those outputs, kept for
+        :meth:`BlockS3VMRows.switch_candidates`."""
+        m = self.candidates
+        if not m or not self.fused:
+            return float(self.dd._sum("finish_outputs", w, 0))
+        res = self.dd._call("finish_outputs", w, m)
+        _keep(self.dd, "switch_candidates", (m, [r[1:] for r in res]))
+        return float(sum(r[0] for r in res))
 
 
 def l2svm_mfn(dd, reg, n_weights: int, w0: np.ndarray | None = None,
               outputs_ready: bool = False, precondition="auto", fused: bool = True,
-              rows: BlockMFNRows | None = None, **options) -> MFNResult:
+              rows: BlockMFNRows | None = None, candidates: int = 0,
+              **options) -> MFNResult:
     """:func:`semisup.solvers.mfn.mfn_rows` over the problem the workers have set up.
 
     ``outputs`` of the result is ``None``: the outputs stay on the workers.  ``fused``: see
     :class:`BlockRows`; ``rows``: the row object (one that checkpoints, see
-    :mod:`semisup.distributed._resume`), a :class:`BlockMFNRows` by default; ``options``:
-    those of :func:`semisup.solvers.mfn.l2svm_mfn`.
+    :mod:`semisup.distributed._resume`), a :class:`BlockMFNRows` by default;
+    ``candidates``: within a TSVM, the first switch candidates to bring back with the final
+    outputs (:meth:`BlockMFNRows.finish`); ``options``: those of
+    :func:`semisup.solvers.mfn.l2svm_mfn`.
     """
     preconditioner_kind(precondition, n_weights, dd)  # a clear error for an unknown option
     if rows is None:
-        rows = BlockMFNRows(dd, n_weights, outputs_ready, fused)
+        rows = BlockMFNRows(dd, n_weights, outputs_ready, fused, candidates)
     rows.direct = direct_route(dd, precondition, n_weights, rows.fused)
     return mfn_rows(rows, reg, n_weights, w0=w0, precondition=precondition, **options)
 
@@ -463,6 +544,8 @@ class BlockS3VMRows:
     def __init__(self, dd, n_weights: int):
         self.dd, self.n_weights = dd, n_weights
         self.n_labeled, self.n_unlabeled = dd.n_labeled, dd.n_unlabeled
+        # switch candidates fetched with each retraining's final outputs (TSVM only)
+        self._candidates = 0
 
     # --- both ----------------------------------------------------------------------------
     def supervised(self, reg, opts: dict) -> MFNResult:
@@ -474,7 +557,8 @@ class BlockS3VMRows:
 
     def mfn(self, reg, w: np.ndarray, preconditioner0, opts: dict) -> MFNResult:
         return l2svm_mfn(self.dd, reg, self.n_weights, w0=w, outputs_ready=True,
-                         preconditioner0=preconditioner0, **opts)
+                         preconditioner0=preconditioner0, candidates=self._candidates,
+                         **opts)
 
     def transductive_objective(self, reg_value: float, lam_u: float) -> float:
         s = self.dd._sum("transductive_parts")
@@ -504,12 +588,23 @@ class BlockS3VMRows:
         raise ValueError("labels_u0 is not available on a DistributedDesign")
 
     def problem_transductive(self, lam_cur: float) -> None:
-        self.dd._call("problem_transductive", self.n_labeled, self.n_unlabeled, lam_cur)
+        self._candidates = _FIRST_PAIRS  # switch_pairs' first m without max_switches
+        # the loss and the first Newton system of the MFN that follows come back (see
+        # BlockMFNRows.start and newton_system)
+        n = self.n_weights
+        out = _sum_start(self.dd, "problem_transductive", self.n_labeled, self.n_unlabeled, lam_cur,
+                           n, direct_route(self.dd, "auto", n))
+        _keep(self.dd, "loss", float(out[0]))
+        _keep(self.dd, "newton_start", out[1:])
 
     def switch_candidates(self, m: int) -> tuple:
         """The global first ``m`` of ``L+`` and ``L-`` merged from each block's first ``m``
-        (ties by global position); keys are ``(position, partition)``."""
-        res = self.dd._call("switch_candidates", m)
+        (ties by global position); keys are ``(position, partition)``.  Those returned
+        with the retraining's final outputs serve for any ``m`` up to theirs (the global
+        first ``m`` are among the blocks' first ``m``)."""
+        kept = _take(self.dd, "switch_candidates")
+        res = kept[1] if kept is not None and kept[0] >= m else \
+            self.dd._call("switch_candidates", m)
         p = _merge([r[2] for r in res], 1.0, m)
         q = _merge([r[3] for r in res], -1.0, m)
         return (sum(r[0] for r in res), sum(r[1] for r in res), p[:, 0], p[:, 1:],
@@ -523,7 +618,7 @@ class BlockS3VMRows:
         # the loss with the new labels and the first Newton system of the MFN that follows
         # come back (see BlockMFNRows.start and newton_system)
         n = self.n_weights
-        out = self.dd._sum("switch", *moves, n, direct_route(self.dd, "auto", n))
+        out = _sum_start(self.dd, "switch", *moves, n, direct_route(self.dd, "auto", n))
         _keep(self.dd, "loss", float(out[0]))
         _keep(self.dd, "newton_start", out[1:])
 
@@ -554,6 +649,7 @@ class BlockS3VMRows:
             - 0.5 * temperature / u * entropy
 
     def problem_annealing(self, lam_u: float) -> None:
+        self._candidates = 0
         self.dd._call("problem_annealing", self.n_labeled, self.n_unlabeled, lam_u)
 
     def keep_best(self) -> None:

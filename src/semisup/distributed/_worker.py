@@ -16,6 +16,8 @@ This module imports no Dask: the actor is an ordinary class.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -62,6 +64,11 @@ _GRAM_CHUNK = 8192
 # a block's Hessian is rebuilt from its rows after this many updates by changed rows
 _GRAM_REFRESH = 64
 _TRIU: dict = {}
+
+
+def _token() -> int:
+    """A new name for a worker's Hessian (the client's copy must name the same one)."""
+    return int.from_bytes(os.urandom(7), "little")
 
 
 def _triu(n: int) -> tuple:
@@ -290,8 +297,13 @@ class BlockWorker(GraphWorkerMixin):
             cost = np.where(b.y_pm > 0, cost_positive, cost_negative)
             b.set_problem(HingeTerms(b.y_pm, cost), True)
 
-    def problem_transductive(self, n_labeled: int, n_unlabeled: int, lam_cur: float) -> None:
-        """TSVM terms: labeled rows and unlabeled rows with their temporary labels."""
+    def problem_transductive(self, n_labeled: int, n_unlabeled: int, lam_cur: float,
+                             n_weights: int = 0, hessian: bool = False):
+        """TSVM terms: labeled rows and unlabeled rows with their temporary labels.
+
+        With ``n_weights``, what the MFN retraining that follows starts with, in the same
+        round trip (as :meth:`switch`): ``[loss at the current outputs, newton_start...]``.
+        """
         for b in self.blocks:
             if not hasattr(b, "tsvm_y"):
                 b.tsvm_y = np.concatenate([b.y_pm, b.labels_u])
@@ -302,6 +314,9 @@ class BlockWorker(GraphWorkerMixin):
             b.set_problem(HingeTerms(b.tsvm_y, b.tsvm_cost), False)
             if o is not None and o.shape[0] == b.l + b.u:
                 b.o = o
+        if not n_weights:
+            return None
+        return self._then_start([self.loss()], n_weights, hessian)
 
     def problem_annealing(self, n_labeled: int, n_unlabeled: int, lam_u: float) -> None:
         """DA terms: labeled rows, and every unlabeled row twice (+1 with ``p``, -1 with 1-p)."""
@@ -331,6 +346,14 @@ class BlockWorker(GraphWorkerMixin):
             b.o = np.zeros(b.A.n_rows) if w is None else b.A.matvec(w)
             total += b.terms.value(b.o)
         return total
+
+    def finish_outputs(self, w, m: int = 0):
+        """:meth:`outputs` (the end of an MFN: the outputs recomputed from ``w``, without
+        the round-off of their updates) and, with ``m > 0``, the TSVM's
+        :meth:`switch_candidates` at those outputs in the same round trip: ``loss`` or
+        ``(loss, n_pos, n_neg, pos, neg)``."""
+        loss = self.outputs(w)
+        return (loss, *self.switch_candidates(m)) if m else loss
 
     def newton_system(self) -> np.ndarray:
         """Active set ``j(w)`` and the rows of eq. 4; returns ``[rows, l1 change of the row
@@ -362,17 +385,22 @@ class BlockWorker(GraphWorkerMixin):
                 out += b.A_j.weighted_column_sq(b.cost_j)
         return out
 
-    def hessian(self, n_weights: int) -> np.ndarray:
-        """Upper triangle (row-major, ``np.triu_indices``) of ``A_j^T C_j A_j`` summed over
-        the blocks: the data term of the Hessian of eq. 4, ``d (d + 1) / 2`` numbers.
-        Records the row costs the preconditioner is built for, as :meth:`jacobi_diagonal`.
+    def hessian(self, n_weights: int) -> tuple:
+        """The data term of the Hessian of eq. 4, ``A_j^T C_j A_j`` summed over the blocks,
+        as a message for the client's copy of it (see
+        :func:`semisup.distributed._solvers.worker_hessians`): ``("full", token, upper
+        triangle)`` (row-major, ``np.triu_indices``, ``d (d + 1) / 2`` numbers) or, when
+        few entries changed, ``("delta", previous token, token, positions, additions)``
+        into that triangle.  Records the row costs the preconditioner is built for, as
+        :meth:`jacobi_diagonal`.
 
         The worker keeps this sum (``d^2`` floats) and the row costs it holds, and updates
         it with the rows whose cost changed since (rows entering or leaving the active set:
-        a few per Newton step once the active set settles); it is rebuilt for a new
-        problem, when half a block's active rows changed (a new ``lam_u``, DA's beliefs) and
-        after :data:`_GRAM_REFRESH` updates (the round-off of the updates stays at that of a
-        few sums).
+        a few per Newton step once the active set settles, each adding ``nnz_row^2 / 2``
+        entries); it is rebuilt for a new problem, when half a block's active rows changed
+        (a new ``lam_u``, DA's beliefs) and after :data:`_GRAM_REFRESH` updates (the
+        round-off of the updates stays at that of a few sums).  The client applies a delta
+        with the same additions as here, so its copy is this one bit for bit.
         """
         changed = [b.changed_rows() for b in self.blocks]
         rebuild = getattr(self, "G", None) is None or self.G.shape[0] != n_weights or \
@@ -380,20 +408,37 @@ class BlockWorker(GraphWorkerMixin):
         if rebuild:
             self.G = np.zeros((n_weights, n_weights))
             self.G_blocks = [b.index for b in self.blocks]
-            changed = [None] * len(self.blocks)
+            for b in self.blocks:
+                b.M_cost = b.row_cost.copy()
+                b.update_gram(self.G, None)
+            self.G_token = _token()
+            return self.hessian_full()
+        D = np.zeros((n_weights, n_weights))
         for b, c in zip(self.blocks, changed, strict=True):
             b.M_cost = b.row_cost.copy()
-            b.update_gram(self.G, c)
+            b.update_gram(D, c)
+        self.G += D
         rows, cols = _triu(n_weights)
-        return self.G[rows, cols]
+        packed = D[rows, cols]
+        where = np.flatnonzero(packed)
+        previous, self.G_token = self.G_token, _token()
+        if 3 * where.size > 2 * packed.size:  # 12 bytes per changed entry against 8
+            return self.hessian_full()
+        return ("delta", previous, self.G_token, where.astype(np.int32), packed[where])
+
+    def hessian_full(self) -> tuple:
+        """``("full", token, upper triangle)`` of the Hessian held (:meth:`hessian`), for a
+        client whose copy is stale (a call whose results it did not read)."""
+        rows, cols = _triu(self.G.shape[0])
+        return ("full", self.G_token, self.G[rows, cols])
 
     def newton_start(self, n_weights: int, hessian: bool = False) -> np.ndarray:
         """:meth:`newton_system` and :meth:`cg_start` in one round trip, CGLS seeded at the
         current ``w``: ``z = C (t - o_j)`` with the outputs held here (``o_j = A_j w`` up to
         the round-off of the output updates, which the Newton iteration tolerates as it
-        does CG's).  Returns ``[rows, moved, total, A_j^T z, A_j^T C t]``, followed with
-        ``hessian`` by :meth:`hessian`'s upper triangle (the whole Newton system of eq. 4
-        in one round trip: the client then solves it without the workers)."""
+        does CG's).  Returns ``[rows, moved, total, A_j^T z, A_j^T C t]``; with ``hessian``
+        that and :meth:`hessian`'s message (the whole Newton system of eq. 4 in one round
+        trip: the client then solves it without the workers)."""
         head = self.newton_system()
         n = n_weights
         out = np.zeros(3 + 2 * n)
@@ -401,23 +446,33 @@ class BlockWorker(GraphWorkerMixin):
         for b in self.blocks:
             b.z = b.cost_j * (b.target_j - b.o[b.rows_j])
             b.Cq = np.empty(b.A_j.n_rows)
-            if b.A_j.n_rows:
+            if b.A_j.n_rows and b.A.sparse and not b.A._compiled:
+                # the numpy path would slice the active rows out of X (about a millisecond
+                # per block, in scipy's index checks) for these two products alone on the
+                # Hessian route: the same sums over the problem's rows, zero elsewhere
+                m = b.A.n_rows
+                out[3:3 + n] += b.A.rmatvec(np.bincount(b.rows_j, b.z, m))
+                out[3 + n:] += b.A.rmatvec(np.bincount(b.rows_j, b.cost_j * b.target_j, m))
+            elif b.A_j.n_rows:
                 out[3:3 + n] += b.A_j.rmatvec(b.z)
                 out[3 + n:] += b.A_j.rmatvec(b.cost_j * b.target_j)
+        return (out, self.hessian(n)) if hessian else out
+
+    def _then_start(self, head: list, n_weights: int, hessian: bool):
+        """``[head..., newton_start...]`` (and the Hessian's message with ``hessian``)."""
+        start = self.newton_start(n_weights, hessian)
         if hessian:
-            out = np.concatenate([out, self.hessian(n)])
-        return out
+            return np.concatenate([head, start[0]]), start[1]
+        return np.concatenate([head, start])
 
     def step_start(self, delta: float, n_weights: int, hessian: bool) -> np.ndarray:
         """:meth:`step` and the next Newton step's :meth:`newton_start` in one round trip
         (wasted only after the last step of an MFN): ``[loss, newton_start...]``."""
-        loss = self.step(delta)
-        return np.concatenate([[loss], self.newton_start(n_weights, hessian)])
+        return self._then_start([self.step(delta)], n_weights, hessian)
 
     def accept_start(self, n_weights: int, hessian: bool) -> np.ndarray:
         """:meth:`accept_newton_point` and the next :meth:`newton_start` in one round trip."""
-        loss = self.accept_newton_point()
-        return np.concatenate([[loss], self.newton_start(n_weights, hessian)])
+        return self._then_start([self.accept_newton_point()], n_weights, hessian)
 
     def cg_start(self, x0) -> np.ndarray:
         """``z = C (t - A_j x0)``; returns ``[A_j^T z, A_j^T C t]`` stacked."""
@@ -603,7 +658,7 @@ class BlockWorker(GraphWorkerMixin):
             total += b.terms.value(b.o)
         if not n_weights:
             return None
-        return np.concatenate([[total], self.newton_start(n_weights, hessian)])
+        return self._then_start([total], n_weights, hessian)
 
     def transductive_parts(self) -> np.ndarray:
         """``[sum_l l_2(y o), sum_u l_2(|o|) ]`` for the transductive objective."""

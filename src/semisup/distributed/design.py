@@ -24,9 +24,11 @@ from semisup.distributed._worker import BlockWorker, add_blocks, drop_blocks
 logger = logging.getLogger("semisup.distributed")
 
 
-# short calls made once per CG or line-search iteration: run inline on the worker's event loop
+# short calls made once per CG or line-search iteration, or a product with every row like
+# one (not the Hessian's updates and rebuilds): run inline on the worker's event loop
 _INLINE = frozenset({"cg_step", "cg_curvature", "cg_update", "step", "loss",
-                     "accept_newton_point", "count_le", "value_range", "balance", "ping"})
+                     "accept_newton_point", "count_le", "value_range", "balance", "ping",
+                     "newton_point", "break_points", "finish_outputs", "switch_candidates"})
 
 
 _INLINE_NNZ = 50_000_000  # inline="auto": per-worker non-zeros up to which calls run inline
