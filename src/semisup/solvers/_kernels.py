@@ -67,6 +67,22 @@ def row_axpy(indptr, indices, data, i, a, out) -> None:
         out[indices[jj]] += a * data[jj]
 
 
+@njit(inline="always", nogil=True)
+def row_axpy2(indptr, indices, data, i, a, b, out1, out2) -> None:
+    """``out1 += a * X[i]`` and ``out2 += b * X[i]`` in one pass over row ``i`` (a zero
+    weight skips its side)."""
+    if a != 0.0 and b != 0.0:
+        for jj in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            c = indices[jj]
+            v = data[jj]
+            out1[c] += a * v
+            out2[c] += b * v
+    elif a != 0.0:
+        row_axpy(indptr, indices, data, i, a, out1)
+    elif b != 0.0:
+        row_axpy(indptr, indices, data, i, b, out2)
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def _csr_rows_matvec_par(indptr, indices, data, rows, w, out, bounds):
     # one task per chunk of about equal non-zeros: the thread policy sets the team's size
@@ -121,19 +137,7 @@ def _csr_rows_rmatvec2_ser(indptr, indices, data, rows, q1, q2, out1, out2):
     out1[:] = 0.0
     out2[:] = 0.0
     for k in range(rows.shape[0]):
-        a = q1[k]
-        b = q2[k]
-        if a != 0.0 and b != 0.0:
-            i = rows[k]
-            for jj in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-                c = indices[jj]
-                v = data[jj]
-                out1[c] += a * v
-                out2[c] += b * v
-        elif a != 0.0:
-            row_axpy(indptr, indices, data, rows[k], a, out1)
-        elif b != 0.0:
-            row_axpy(indptr, indices, data, rows[k], b, out2)
+        row_axpy2(indptr, indices, data, rows[k], q1[k], q2[k], out1, out2)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -146,19 +150,7 @@ def _csr_rows_rmatvec2_par(indptr, indices, data, rows, q1, q2, out1, out2, boun
         b1 = buf[c, :width]
         b2 = buf[c, width:]
         for k in range(bounds[c], bounds[c + 1]):
-            a = q1[k]
-            b = q2[k]
-            if a != 0.0 and b != 0.0:
-                i = rows[k]
-                for jj in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-                    col = indices[jj]
-                    v = data[jj]
-                    b1[col] += a * v
-                    b2[col] += b * v
-            elif a != 0.0:
-                row_axpy(indptr, indices, data, rows[k], a, b1)
-            elif b != 0.0:
-                row_axpy(indptr, indices, data, rows[k], b, b2)
+            row_axpy2(indptr, indices, data, rows[k], q1[k], q2[k], b1, b2)
     for j in prange(n_cols):
         s1 = 0.0
         s2 = 0.0
