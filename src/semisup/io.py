@@ -480,10 +480,9 @@ def _make_csr(
     return X
 
 
-# Powers of ten as float64; 10**k is exact for k <= 22 (5**22 < 2**53).  Larger powers (inf
-# beyond 308) only serve to flag the tokens too long for the exact conversion.
-with np.errstate(over="ignore"):
-    _POW10 = np.power(10.0, np.arange(400))
+# Powers of ten as float64, exact up to 10**15: the place values of the digits of a short
+# integer token (at most 15 digits, see _token_values).
+_POW10 = np.power(10.0, np.arange(16))
 
 
 # digit value of each byte (0 for the other characters)
@@ -494,15 +493,11 @@ _SEPARATOR[list(b" \t\r\n:")] = True
 _COLON_TO_SPACE = bytes.maketrans(b":", b" ")
 
 
-def _place_values(c: np.ndarray, right: np.ndarray, first: np.ndarray,
-                  mask: np.ndarray | None = None) -> np.ndarray:
-    """Per token (starting at ``first`` in ``c``): its digits (those in ``mask``) read as a
-    decimal integer, ``right`` being the number of such digits right of each one.  Exact
-    below 2**53 (every term and partial sum is then an exact integer); larger or inf beyond
-    (powers are capped at 1e308, so that a zero digit never makes 0 * inf)."""
-    weights = _DIGIT_VALUE[c] * _POW10[np.clip(right, 0, 308)]
-    if mask is not None:
-        weights[~mask] = 0.0
+def _place_values(c: np.ndarray, right: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Per token (starting at ``first`` in ``c``, at most 15 digits): its digits read as a
+    decimal integer, ``right`` being the number of digits right of each one.  Exact: every
+    term and partial sum is an integer below 2**53."""
+    weights = _DIGIT_VALUE[c] * _POW10[right]
     return np.add.reduceat(weights, first)
 
 
