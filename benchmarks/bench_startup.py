@@ -1,6 +1,7 @@
 """Start-up: ``import semisup``, ``semisup-svmlin -A 2`` on SVMlin's bundled pcmac example and
-``semisup fit`` / ``semisup predict`` on a 60-row SVMlight file (TransductiveSVM, the linear
-regressor, a malformed file), side by side with ``python -c pass`` and
+``semisup fit`` / ``semisup predict`` on a 60-row SVMlight file (TransductiveSVM, which the
+command line fits without scikit-learn, and with ``probability=True``, which goes through the
+estimator; the linear regressor; a malformed file), side by side with ``python -c pass`` and
 ``python -c 'import sklearn.base'`` in the same run.
 
 Each command runs in a fresh interpreter; wall and CPU (user + system, of the child) seconds
@@ -104,6 +105,9 @@ def main() -> None:
         "semisup-svmlin -A 2 -W 0.001 -U 1 -R 0.5 (pcmac)": (cli, (0,)),
         "semisup fit TransductiveSVM (60 rows)": (
             [*semisup, "fit", "TransductiveSVM", files["small.svm"], "-m", model], (0,)),
+        "semisup fit TransductiveSVM -p probability=True (60 rows, estimator route)": (
+            [*semisup, "fit", "TransductiveSVM", files["small.svm"], "-m", model + "p", "-p",
+             "probability=True"], (0,)),
         "semisup predict, TransductiveSVM model (60 rows)": (
             [*semisup, "predict", model, files["small.svm"], "-o", pred], (0,)),
         "semisup fit LinearLapRLSRegressor (60 rows, 45 nan)": (

@@ -89,14 +89,17 @@ def test_lam_auto_reproduces_hand_cv(cls, rng):
 @pytest.mark.parametrize("solver", ["direct", "cg"])   # one-solve-per-fold route / refits
 def test_linear_laprls_gamma_I_auto_reproduces_hand_cv(solver, rng):
     X, y, _ = blobs(rng, spread=2.0)
-    clf = LinearLapRLS(gamma_I="auto", solver=solver, tol=1e-10).fit(X, y)
+    # gamma_A fixed: the grid below is written for it (whatever the class default)
+    clf = LinearLapRLS(gamma_A=1e-2, gamma_I="auto", solver=solver, tol=1e-10).fit(X, y)
     L, W = graph_laplacian(X, n_neighbors=10)
     trace = float(np.sum(X * (L @ X)))
     unit = 1e-2 * X.shape[1] / (graph_scale(W, X.shape[0], "n2") * trace)
     values = np.append(unit * 10.0 ** np.arange(4, -3, -1), 0.0)
-    check_against_hand(clf, "gamma_I", lambda v: LinearLapRLS(gamma_I=v, solver=solver,
-                                                              tol=1e-10), X, y, values)
-    ref = LinearLapRLS(gamma_I=clf.gamma_I_, solver=solver, tol=1e-10).fit(X, y)
+    check_against_hand(clf, "gamma_I", lambda v: LinearLapRLS(gamma_A=1e-2, gamma_I=v,
+                                                              solver=solver, tol=1e-10),
+                       X, y, values)
+    ref = LinearLapRLS(gamma_A=1e-2, gamma_I=clf.gamma_I_, solver=solver,
+                       tol=1e-10).fit(X, y)
     np.testing.assert_allclose(clf.coef_, ref.coef_, rtol=1e-8, atol=1e-10)
 
 
@@ -155,8 +158,8 @@ def test_warm_start_is_used_along_the_path(rng):
 
 
 @pytest.mark.parametrize("make, name, default", [
-    (lambda: L2SVM(lam="auto"), "lam", 1.0),
-    (lambda: RLSClassifier(lam="auto"), "lam", 1.0),
+    (lambda: L2SVM(lam="auto"), "lam", 4.0),
+    (lambda: RLSClassifier(lam="auto"), "lam", 4.0),
     (lambda: LinearLapRLS(gamma_I="auto"), "gamma_I", 1.0),
     (lambda: LapRLS(gamma_I="auto"), "gamma_I", 1e4),
 ])

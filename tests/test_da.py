@@ -38,7 +38,7 @@ def test_da_on_well_separated_blobs(seed):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         da = DeterministicAnnealingSVM().fit(X, y_partial)
-    tsvm = TransductiveSVM().fit(X, y_partial)
+    tsvm = TransductiveSVM(lam=da.lam_).fit(X, y_partial)  # the same objective
     assert np.mean(da.transduction_ == y) >= 0.95
     assert da.objective_ <= 1.05 * tsvm.objective_
 
@@ -54,7 +54,8 @@ def test_da_returns_the_best_objective_on_its_path():
     labeled, unlabeled = np.flatnonzero(y_partial >= 0), np.flatnonzero(y_partial < 0)
     o = design.matvec(res.w)
     y_l = np.where(y_partial[labeled] == 1, 1.0, -1.0)
-    obj = transductive_objective(Ridge(1e-3).value(res.w), o[labeled], y_l, o[unlabeled], 1.0)
+    obj = transductive_objective(Ridge(da.lam_).value(res.w), o[labeled], y_l, o[unlabeled],
+                                 1.0)
     assert obj == pytest.approx(res.objective, rel=1e-10)
 
 

@@ -24,7 +24,7 @@ from semisup import (
     TransductiveSVM,
 )
 from semisup._validation import FLOAT_DTYPES, check_X
-from semisup.linear import _base as linear_base
+from semisup.linear import _core as linear_core
 from semisup.linear import cccp
 from semisup.solvers.design import Design
 
@@ -84,7 +84,7 @@ def test_linear_family_fits_float32_without_a_float64_copy(Est, params, monkeypa
             super().__init__(X, *args, **kwargs)
             seen.append(self.X.dtype)
 
-    monkeypatch.setattr(linear_base, "Design", Spy)
+    monkeypatch.setattr(linear_core, "Design", Spy)
     monkeypatch.setattr(cccp, "Design", Spy)             # CCCP stacks its own Design
     monkeypatch.setattr(accel, "COMPILE_MIN_SIZE", 0)   # the compiled path at any size
     ref = Est(**params).fit(X, y)                        # float64 data

@@ -177,3 +177,17 @@ def test_graph_term_on_top_of_s3vm_losses(cls_name):
         for prev, cur in zip(hist, hist[1:], strict=False):
             if prev["lam_u"] == cur["lam_u"]:
                 assert cur["objective"] <= prev["objective"] * (1 + 1e-10)
+
+
+@pytest.mark.parametrize("cls", [LinearLapRLS, LinearLapSVM])
+def test_default_gamma_A_is_the_logistic_regression_ridge(cls):
+    """``gamma_A=None`` is ``4 / l``: the same fit as passing that value."""
+    rng = np.random.default_rng(3)
+    X = np.r_[rng.normal(-1, 1, (40, 3)), rng.normal(1, 1, (40, 3))]
+    y = np.full(80, -1)
+    y[[0, 1, 2, 40, 41]] = [0, 0, 0, 1, 1]
+    default = cls(n_neighbors=5).fit(X, y)
+    explicit = cls(n_neighbors=5, gamma_A=4.0 / 5).fit(X, y)
+    np.testing.assert_allclose(default.coef_, explicit.coef_, rtol=1e-10, atol=1e-12)
+    other = cls(n_neighbors=5, gamma_A=1e-2).fit(X, y)
+    assert not np.allclose(default.coef_, other.coef_)

@@ -99,7 +99,8 @@ RLS_KIND, RLS_POWER = "normalized", 1
 
 def test_laprls_default_graph_is_the_normalized_laplacian():
     assert (LapRLS().laplacian, LapRLS().laplacian_power) == (RLS_KIND, RLS_POWER)
-    assert (LapSVM().laplacian, LapSVM().laplacian_power) == ("unnormalized", 1)
+    # LapSVM too since issue 26 (benchmarks/results/defaults_graph.md)
+    assert (LapSVM().laplacian, LapSVM().laplacian_power) == ("normalized", 1)
 
 
 @pytest.mark.parametrize("kind, power", [("unnormalized", 1), ("normalized", 1),
@@ -177,7 +178,7 @@ def test_lapsvm_dual_beta_matches_cvxpy_qp_and_strong_duality():
     cp = pytest.importorskip("cvxpy")
     X, y, _ = moons(80, per_class=6)
     gA, gI, g = 1e-2, 200.0, 2.0
-    est = LapSVM(gamma_A=gA, gamma_I=gI, gamma=g, tol=1e-9).fit(X, y)
+    est = LapSVM(laplacian="unnormalized", gamma_A=gA, gamma_I=gI, gamma=g, tol=1e-9).fit(X, y)
     K, L, lab, yl, n = dense_parts(X, y, g)
     l = lab.size
     Q, expand = lapsvm_Q(K, L, lab, yl, gA, gI, n)
@@ -203,7 +204,7 @@ def test_lapsvm_dual_matches_cvxpy_primal_hinge():
     cp = pytest.importorskip("cvxpy")
     X, y, _ = moons(70, per_class=5, seed=3)
     gA, gI, g = 1e-2, 100.0, 2.0
-    est = LapSVM(gamma_A=gA, gamma_I=gI, gamma=g, tol=1e-9).fit(X, y)
+    est = LapSVM(laplacian="unnormalized", gamma_A=gA, gamma_I=gI, gamma=g, tol=1e-9).fit(X, y)
     K, L, lab, yl, n = dense_parts(X, y, g)
     w, V = np.linalg.eigh(K)
     R = V * np.sqrt(np.clip(w, 0, None))                       # K = R R^T
@@ -223,10 +224,10 @@ def test_lapsvm_dual_matches_cvxpy_primal_hinge():
 def test_lapsvm_primal_pcg_equals_scipy_and_dual_on_squared_hinge(gamma_I):
     X, y, _ = moons(60, per_class=5, seed=1)
     gA, g = 1e-2, 2.0
-    primal = LapSVM(gamma_A=gA, gamma_I=gamma_I, gamma=g, loss="squared_hinge",
-                    solver="primal", tol=1e-8).fit(X, y)
-    dual = LapSVM(gamma_A=gA, gamma_I=gamma_I, gamma=g, loss="squared_hinge", solver="dual",
-                  tol=1e-10).fit(X, y)
+    primal = LapSVM(laplacian="unnormalized", gamma_A=gA, gamma_I=gamma_I, gamma=g,
+                    loss="squared_hinge", solver="primal", tol=1e-8).fit(X, y)
+    dual = LapSVM(laplacian="unnormalized", gamma_A=gA, gamma_I=gamma_I, gamma=g,
+                  loss="squared_hinge", solver="dual", tol=1e-10).fit(X, y)
     K, L, lab, yl, n = dense_parts(X, y, g)
     # independent, well-conditioned parametrisation: alpha = U S^-1/2 z, so that
     # alpha^T K alpha = ||z||^2 and f = K alpha = U S^1/2 z
@@ -323,7 +324,7 @@ def test_deformed_kernel_turns_supervised_methods_into_laplacian_ones():
                  laplacian_power=1).fit(X, y)
     c = np.linalg.solve(Kt[np.ix_(lab, lab)] + gA * lab.size * np.eye(lab.size), yl)
     np.testing.assert_allclose(rls.training_scores_, Kt[:, lab] @ c, atol=1e-8)
-    svm = LapSVM(gamma_A=gA, gamma_I=gI, gamma=g, tol=1e-10).fit(X, y)
+    svm = LapSVM(laplacian="unnormalized", gamma_A=gA, gamma_I=gI, gamma=g, tol=1e-10).fit(X, y)
     svc = SVC(kernel="precomputed", C=1 / (2 * gA * lab.size), tol=1e-10)
     svc.fit(Kt[np.ix_(lab, lab)], yl)
     np.testing.assert_allclose(svm.training_scores_, svc.decision_function(Kt[:, lab]),
@@ -389,7 +390,7 @@ def test_two_moons_lapsvm_separates_svm_does_not(seed):
     """Paper, figure 2: 200 points, one label per moon, RBF kernel, 6-NN graph."""
     X, y, y_true = moons(200, per_class=1, seed=seed)
     unl = y == -1
-    lap = LapSVM(gamma_A=1e-3, gamma_I=1e4, gamma=10.0).fit(X, y)
+    lap = LapSVM(laplacian="unnormalized", gamma_A=1e-3, gamma_I=1e4, gamma=10.0).fit(X, y)
     svm = LapSVM(gamma_A=1e-3, gamma_I=0.0, gamma=10.0).fit(X, y)
     assert np.mean(lap.transduction_[unl] != y_true[unl]) <= 0.01   # at most 1 of 198
     assert np.mean(svm.transduction_[unl] != y_true[unl]) > 0.1

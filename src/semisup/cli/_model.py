@@ -151,25 +151,7 @@ class SVMlinModel:
 
 
 def _threads(design):
-    """BLAS limited to one thread on sparse data, as the estimators' ``fit`` does.
+    """BLAS limited to one thread on sparse data, as the estimators' ``fit`` does."""
+    from semisup.linear._core import solver_threads
 
-    On sparse data BLAS only sees vectors, yet OpenBLAS threads them and its threads
-    spin-wait afterwards: without this limit (the compiled kernels' sizes only, before) TSVM
-    on the SSL-book text set took 46 s end to end from the command line against 0.6 s for
-    the estimator's fit, on a busy machine (benchmarks/results/bench_cli_speed.md).
-    """
-    if not design.sparse:
-        import contextlib
-
-        return contextlib.nullcontext()
-    if design._compiled:
-        # scipy.linalg loads scipy's own OpenBLAS, which the solvers use on large data (the
-        # preconditioner's Cholesky factors).  The limit only reaches the BLAS libraries
-        # loaded when it is first set, and the command line, unlike the estimators
-        # (scikit-learn imports scipy.linalg), would load this one only during the solve,
-        # its threads then unlimited.  Small problems never load it (tests/test_startup.py).
-        import scipy.linalg  # noqa: F401
-
-    from semisup.solvers._kernels import sparse_solver_threads
-
-    return sparse_solver_threads(True)
+    return solver_threads(design)

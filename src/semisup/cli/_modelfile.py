@@ -20,7 +20,10 @@ time, naming the type, rather than producing a file that ``predict`` would refus
 For the linear estimators (:data:`LINEAR_CLASSES`) :func:`load_linear` reads the same files
 and checks them the same way but builds no object: it returns the estimator's weights as a
 :class:`LinearModel`, so that ``semisup predict`` needs neither the estimator's module nor
-scikit-learn (whose import is most of the command's time on a small file).
+scikit-learn (whose import is most of the command's time on a small file).  Symmetrically,
+``semisup fit`` fits TSVM and DA without scikit-learn through their cores
+(:mod:`semisup.linear._core`); the writer records such a core under the public class it
+names in ``_model_file_class``, so the file is the one the estimator would have written.
 
 The format replaced ``skops`` (whose import alone took about 0.8 s of every ``semisup fit`` /
 ``semisup predict``, and whose default trust of every ``sklearn.*`` type let a crafted file
@@ -190,11 +193,14 @@ class _Writer:
         fmt = _sparse_format(obj)
         if fmt is not None:
             return self._sparse(obj, fmt, path)
-        name = _qualname(type(obj))
+        # a scikit-learn-free core (semisup.linear._core) is written as the estimator it is
+        # the core of; read from the class's own namespace, so that no subclass inherits it
+        name = vars(type(obj)).get("_model_file_class") or _qualname(type(obj))
         if name not in ALLOWED_CLASSES:
             raise ModelFileError(f"cannot write {path}: type {name} is not on the model-file "
                                  "allow-list (semisup.cli._modelfile.ALLOWED_CLASSES)")
-        state = obj.__getstate__()
+        # object.__getstate__ exists from Python 3.11 on
+        state = obj.__getstate__() if hasattr(obj, "__getstate__") else dict(vars(obj))
         if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
             raise ModelFileError(f"cannot write {path}: {name} has no attribute dictionary")
         return {"@": "object", "class": name,

@@ -14,7 +14,11 @@ input, and the note names the option should ``0`` have been meant as the marker)
 Start-up: the data file is read and checked before the estimator's module (and with it
 scikit-learn, most of a small fit's time) is imported, and ``predict`` evaluates the linear
 models from the model file's arrays without importing scikit-learn at all
-(:func:`semisup.cli._modelfile.load_linear`).
+(:func:`semisup.cli._modelfile.load_linear`).  ``fit`` of TransductiveSVM or
+DeterministicAnnealingSVM on a two-class file runs the estimator's own fit through its
+scikit-learn-free core (:mod:`semisup.linear._core`, :func:`_make_core`) and writes the
+model file the estimator writes; other estimators, more classes, ``probability=True`` and
+a graph term (``gamma_I > 0``) go through the estimator.
 
 Model files hold data only (:mod:`semisup.cli._modelfile`: arrays and an allow-list of the
 exact classes the library writes, no functions, no pickle), so a model file from elsewhere
@@ -33,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from semisup import io
+from semisup._validation import LabelCodingWarning
 
 # version of the bundle inside a model file (1 was written with skops)
 MODEL_FORMAT = 2
@@ -94,21 +99,55 @@ def _parse_value(text: str):
         return text  # a bare word: a string option such as kernel=rbf
 
 
-def _make_estimator(name: str, params: list[str]):
-    cls = _estimator_class(name)
-    est = cls()
+def _param_values(params: list[str]) -> dict:
+    """``-p NAME=VALUE`` options as a dict of Python values."""
     values = {}
     for item in params:
         key, sep, text = item.partition("=")
         if not sep or not key:
             raise UsageError(f"--param {item!r}: expected name=value, e.g. --param lam=0.01")
         values[key] = _parse_value(text)
+    return values
+
+
+def _make_estimator(name: str, params: list[str]):
+    cls = _estimator_class(name)
+    est = cls()
+    values = _param_values(params)
     valid = est.get_params()
     unknown = sorted(set(values) - set(valid))
     if unknown:
         raise UsageError(f"{cls.__name__} has no parameter {unknown[0]!r}; its parameters "
                          f"are: {', '.join(sorted(valid))}")
     return est.set_params(**values)
+
+
+def _make_core(name: str, params: list[str], n_classes: int):
+    """The scikit-learn-free core of estimator ``name`` (:mod:`semisup.linear._core`) with
+    ``params``, for a binary file; None when the estimator itself must fit.
+
+    The core is the estimator's own fit without scikit-learn's validation and API (the
+    command line has read and checked the file), and its model file is the estimator's.
+    It serves the parameters it implements: not ``probability=True`` (calibration uses
+    scikit-learn), nor a graph term (``gamma_I > 0``, scikit-learn's neighbours).  A value
+    the core refuses is refused by the same check, with the same message, as the estimator
+    refuses it; an unknown parameter name goes to the estimator, which lists the valid ones.
+    """
+    import inspect
+
+    from semisup.linear._core import CORES
+
+    core = CORES.get(_estimator_path(name))
+    if core is None or n_classes != 2:
+        return None
+    values = _param_values(params)
+    accepted = set(inspect.signature(core.__init__).parameters) - {"self"}
+    if not set(values) <= accepted or values.get("probability", False) is not False:
+        return None
+    gamma = values.get("gamma_I", 0.0)
+    if type(gamma) not in (int, float) or gamma != 0:
+        return None
+    return core(**values)
 
 
 def _parameter_help(name: str) -> str:
@@ -258,7 +297,9 @@ def fit(args) -> int:
                   "training on labeled rows only (--unlabeled chooses the marker)",
                   file=sys.stderr)
         what = f"classes {', '.join(_format_labels(classes))}"
-    est = _make_estimator(args.estimator, args.param)
+    est = None if regression else _make_core(args.estimator, args.param, classes.size)
+    if est is None:
+        est = _make_estimator(args.estimator, args.param)
     _check_dense_memory(est, X, args.data, args.max_features)
     print(f"semisup: {type(est).__name__} on {X.shape[0]} rows ({X.shape[0] - n_unl} "
           f"labeled, {n_unl} unlabeled), {X.shape[1]} features, {what}")
@@ -266,6 +307,9 @@ def fit(args) -> int:
     with warnings.catch_warnings():
         if n_unl == 0:  # said above, with the option that changes it: once is enough
             warnings.filterwarnings("ignore", "y has no unlabeled rows", UserWarning)
+        # the class codes 0..K-1 / -1 are this command's own coding, never SVMlin's: the
+        # estimators' warning about SVMlin's 0 = unlabeled does not apply to them
+        warnings.filterwarnings("ignore", category=LabelCodingWarning)
         est.fit(_as_input(est, X), target)
     elapsed = time.perf_counter() - t0
     bundle = {"format": MODEL_FORMAT, "estimator": est,

@@ -78,6 +78,12 @@ def fit_distributed(estimator, design, y=None, sample_weight=None):
                          "cost_positive/cost_negative or pass a matrix")
     estimator._validate_params()
     estimator._validate_params_common()
+    if isinstance(estimator, (TransductiveSVM, DeterministicAnnealingSVM)) \
+            and estimator.lam is None:
+        raise ValueError(f"lam: {name} on a DistributedDesign needs a number (lam=None, the "
+                         "data-driven default, reads every row in this process); pass e.g. "
+                         "lam=semisup.linear._defaults.default_lam(X_sample) for a sample of "
+                         "the rows")
     if getattr(estimator, "gamma_I", 0.0) and not isinstance(estimator, LinearLapRLS):
         raise ValueError(f"gamma_I: {name} on a DistributedDesign has no graph term; set "
                          f"gamma_I=0 or pass a matrix")

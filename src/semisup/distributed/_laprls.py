@@ -104,7 +104,7 @@ def fit_laprls(est, dd) -> dict:
         l = y_l.size
         design = Design(data.X, est.fit_intercept, est.intercept_scaling)
         scale = graph_scale(np.array([weight_sum]), dd.n_rows, est.graph_scale)
-        reg = DistributedGraphRidge(l * est.gamma_A, l * est.gamma_I * scale, dd)
+        reg = DistributedGraphRidge(est._ridge(l), l * est.gamma_I * scale, dd)
         solver = est.solver
         if solver == "auto":
             solver = "direct" if design.n_weights <= DIRECT_MAX_WEIGHTS else "cg"

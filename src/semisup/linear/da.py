@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from semisup._validation import check_positive
+from semisup.linear import _core
 from semisup.linear._s3vm import SemiSupervisedLinearSVM
 
 # the algorithm lives with the solvers (no scikit-learn import); re-exported for compatibility
@@ -18,7 +16,7 @@ from semisup.solvers.s3vm import (  # noqa: F401
 )
 
 
-class DeterministicAnnealingSVM(SemiSupervisedLinearSVM):
+class DeterministicAnnealingSVM(_core.DeterministicAnnealingSVM, SemiSupervisedLinearSVM):
     """Deterministic annealing semi-supervised linear SVM (DA, SVMlin's ``-A 3``).
 
     Relaxes the unlabeled labels of the TSVM objective to beliefs ``p_j`` with an entropy
@@ -28,8 +26,13 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVM):
 
     Parameters
     ----------
-    lam : float, default=1e-3
-        ``lambda`` (SVMlin ``-W``).
+    lam : float or None, default=None
+        ``lambda`` (SVMlin ``-W``).  ``None``: ``0.001 * s`` with ``s`` the spread of the
+        training rows (mean squared distance to their mean,
+        :func:`semisup.linear._defaults.default_lam`): the paper's 0.001 on unit-length
+        text rows, scaled with the data elsewhere (on the SSL-book sets a fixed 0.001
+        left DA nearly unregularised, ``benchmarks/results/defaults_s3vm.md``); pass
+        ``lam=1e-3`` for the paper's setting.
     lam_u : float, default=1.0
         ``lambda'`` (SVMlin ``-U``).
     positive_fraction : float, array-like or None, default=None
@@ -75,6 +78,8 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVM):
     Attributes
     ----------
     coef_, intercept_, classes_, transduction_ : as :class:`TransductiveSVM`.
+    lam_ : float
+        The ``lambda`` used (``lam``, or its data-driven value when ``lam=None``).
     objective_ : float or ndarray
         Lowest transductive objective on the annealing path.
     fit_results_ : list of DAResult
@@ -94,46 +99,3 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVM):
     >>> clf.predict([[-2.0, -2.0], [2.0, 2.0]]).tolist()
     [0, 1]
     """
-
-    def __init__(self, lam: float = 1e-3, lam_u: float = 1.0,
-                 positive_fraction: float | np.ndarray | None = None,
-                 temperature_init: float | None = None,
-                 temperature_decay: float = 1.5, max_outer_iter: int = 30,
-                 max_inner_iter: int = 100, kl_tol: float = 1e-6, entropy_tol: float = 1e-6,
-                 gamma_I: float = 0.0, graph=None, fit_intercept: bool = True,
-                 intercept_scaling: float = 1.0, tol: float = 1e-6,
-                 max_iter: int = 50, max_cg_iter: int = 10_000, verbose: int = 0,
-                 probability: bool = False):
-        self.lam = lam
-        self.lam_u = lam_u
-        self.positive_fraction = positive_fraction
-        self.temperature_init = temperature_init
-        self.temperature_decay = temperature_decay
-        self.max_outer_iter = max_outer_iter
-        self.max_inner_iter = max_inner_iter
-        self.kl_tol = kl_tol
-        self.entropy_tol = entropy_tol
-        self.gamma_I = gamma_I
-        self.graph = graph
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.tol = tol
-        self.max_iter = max_iter
-        self.max_cg_iter = max_cg_iter
-        self.verbose = verbose
-        self.probability = probability
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        if self.temperature_init is not None:
-            check_positive(self.temperature_init, "temperature_init")
-        if not self.temperature_decay > 1:
-            raise ValueError(f"temperature_decay must be > 1, got {self.temperature_decay!r}")
-
-    _algorithm = staticmethod(deterministic_annealing)
-
-    def _algorithm_options(self) -> dict:
-        return dict(temperature_init=self.temperature_init,
-                    temperature_decay=self.temperature_decay, max_outer_iter=self.max_outer_iter,
-                    max_inner_iter=self.max_inner_iter, kl_tol=self.kl_tol,
-                    entropy_tol=self.entropy_tol)

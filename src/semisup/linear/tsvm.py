@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from semisup.linear import _core
 from semisup.linear._s3vm import SemiSupervisedLinearSVM
 
 # the algorithm lives with the solvers (no scikit-learn import); re-exported for compatibility
@@ -16,7 +15,7 @@ from semisup.solvers.s3vm import (  # noqa: F401
 )
 
 
-class TransductiveSVM(SemiSupervisedLinearSVM):
+class TransductiveSVM(_core.TransductiveSVM, SemiSupervisedLinearSVM):
     """Linear transductive SVM with multiple switching (TSVM, SVMlin's ``-A 2``).
 
     Minimises over ``w`` and the labels ``y'`` of the unlabeled rows
@@ -30,8 +29,12 @@ class TransductiveSVM(SemiSupervisedLinearSVM):
 
     Parameters
     ----------
-    lam : float, default=1e-3
-        ``lambda`` (the paper's experiments use 0.001; SVMlin ``-W``).
+    lam : float or None, default=1e-3
+        ``lambda`` (the paper's experiments use 0.001; SVMlin ``-W``).  ``None``: ``0.001 *
+        s`` with ``s`` the spread of the training rows (mean squared distance to their mean,
+        :func:`semisup.linear._defaults.default_lam`), DeterministicAnnealingSVM's default;
+        for TSVM it did not beat 0.001 on the SSL-book benchmark
+        (``benchmarks/results/defaults_s3vm.md``).
     lam_u : float, default=1.0
         ``lambda'``, weight of the unlabeled rows (SVMlin ``-U``).
     positive_fraction : float, array-like or None, default=None
@@ -74,6 +77,8 @@ class TransductiveSVM(SemiSupervisedLinearSVM):
     coef_, intercept_, classes_ : fitted hyperplane(s).
     transduction_ : ndarray
         Labels of the training rows (given for labeled rows, predicted for unlabeled).
+    lam_ : float
+        The ``lambda`` used (``lam``, or its data-driven value when ``lam=None``).
     objective_ : float or ndarray
         Transductive objective at ``lam_u``.
     fit_results_ : list of TSVMResult
@@ -93,42 +98,3 @@ class TransductiveSVM(SemiSupervisedLinearSVM):
     >>> clf.predict([[-2.0, -2.0], [2.0, 2.0]]).tolist()
     [0, 1]
     """
-
-    def __init__(self, lam: float = 1e-3, lam_u: float = 1.0,
-                 positive_fraction: float | np.ndarray | None = None,
-                 max_switches: int | None = None,
-                 lam_u_init: float = 1e-5, lam_u_growth: float = 1.5, gamma_I: float = 0.0,
-                 graph=None, fit_intercept: bool = True,
-                 intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int = 50,
-                 max_cg_iter: int = 10_000, verbose: int = 0,
-                 probability: bool = False):
-        self.lam = lam
-        self.lam_u = lam_u
-        self.positive_fraction = positive_fraction
-        self.max_switches = max_switches
-        self.lam_u_init = lam_u_init
-        self.lam_u_growth = lam_u_growth
-        self.gamma_I = gamma_I
-        self.graph = graph
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.tol = tol
-        self.max_iter = max_iter
-        self.max_cg_iter = max_cg_iter
-        self.verbose = verbose
-        self.probability = probability
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        if self.max_switches is not None and (
-                not isinstance(self.max_switches, (int, np.integer)) or self.max_switches < 1):
-            raise ValueError(f"max_switches must be a positive integer or None (S = max), got "
-                             f"{self.max_switches!r}")
-        if not self.lam_u_growth > 1:
-            raise ValueError(f"lam_u_growth must be > 1, got {self.lam_u_growth!r}")
-
-    _algorithm = staticmethod(transductive_svm)
-
-    def _algorithm_options(self) -> dict:
-        return dict(max_switches=self.max_switches, lam_u_init=self.lam_u_init,
-                    lam_u_growth=self.lam_u_growth)

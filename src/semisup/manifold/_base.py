@@ -1,7 +1,9 @@
-"""Shared skeleton of LapRLS and LapSVM: validate, build ``K`` and ``L``, predict (eq. 7)."""
+"""Shared skeleton of LapRLS and LapSVM: validate, build ``K`` and ``L``, choose ``gamma_I="auto"``
+by labeled-only CV, predict (eq. 7)."""
 
 from __future__ import annotations
 
+import warnings
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
@@ -13,6 +15,7 @@ from semisup._validation import SemiSupervisedData, check_semi_supervised
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.calibration import ProbabilityMixin
 from semisup.manifold._rkhs import KernelGraphMixin, _check_int, _check_real
+from semisup.model_selection import check_positive_or_auto, is_auto, select_parameter
 
 
 class ManifoldClassifier(SemiSupervisedClassifierMixin, ProbabilityMixin, KernelGraphMixin,
@@ -25,8 +28,15 @@ class ManifoldClassifier(SemiSupervisedClassifierMixin, ProbabilityMixin, Kernel
     class ``classes_[1]``), one per class otherwise.
     """
 
+    #: the fixed ``gamma_I`` used by ``gamma_I="auto"`` when no CV is possible (a class with
+    #: a single labeled row)
+    _default_gamma_I = 1e4
+
     def fit(self, X, y):
         """Fit on labeled and unlabeled rows (``y == -1`` marks unlabeled rows).
+
+        With ``gamma_I="auto"`` the value is first chosen by transductive labeled-only CV
+        (see the ``gamma_I`` parameter), then the model is refitted at it.
 
         Parameters
         ----------
@@ -40,12 +50,103 @@ class ManifoldClassifier(SemiSupervisedClassifierMixin, ProbabilityMixin, Kernel
         self : object
             The fitted estimator.
         """
+        check_positive_or_auto(self.gamma_I, "gamma_I", allow_zero=True)
+        if not is_auto(self.gamma_I):
+            self.__dict__.pop("gamma_I_", None)
+            self.__dict__.pop("cv_results_", None)
+            return self._fit_at_gamma_I(X, y)
+        sel = self._select_gamma_I(X, y)
+        try:
+            self.gamma_I = sel.best
+            self._fit_at_gamma_I(X, y)
+        finally:
+            self.gamma_I = "auto"
+        self.gamma_I_ = sel.best
+        self.cv_results_ = sel.cv_results
+        return self
+
+    def _fit_at_gamma_I(self, X, y):
+        """One fit at the numeric ``gamma_I`` (and the probability model when asked)."""
         self._check_probability()
         with verbosity(self.verbose), convergence_check(self, {"pcg": "max_iter",
                                                                "smo": "max_iter"}):
             self._fit(X, y)
             self._fit_probability(X, y)
         return self
+
+    def _select_gamma_I(self, X, y):
+        """``gamma_I`` by :func:`semisup.model_selection.select_parameter`, each value
+        scored on every fold from one factorisation (:meth:`_held_out_scores`).
+
+        Candidates: :func:`semisup.linear.laplacian.gamma_I_grid` (the mean eigenvalue of
+        ``gamma_I s L K`` at ``10^k gamma_A``, ``k = 4..-2``) and 0, the supervised kernel
+        machine on the labeled rows.  The kernel and the graph depend on ``X`` alone, so
+        they are built once for every value and fold.
+        """
+        from sklearn.exceptions import ConvergenceWarning
+
+        from semisup.graph import GraphWarning
+        from semisup.linear.laplacian import gamma_I_grid
+
+        _check_real(self.gamma_A, "gamma_A", positive=True)
+        probe = self._probe_at(0.0)
+        probe._check_kernel_graph_params()
+        data = check_semi_supervised(X, y, accept_sparse=self.kernel != "precomputed",
+                                     require_unlabeled=True, estimator=probe)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", GraphWarning)   # the refit says it once
+            W, _, _ = probe._graph_laplacian(data.X)
+            probe.set_params(graph=W)
+            data, K, L, scale = probe._setup(X, y)
+        n = K.shape[0]
+        fixed = probe._probe_at(0.0).set_params(kernel="precomputed")
+        trace = float(L.multiply(K).sum()) if hasattr(L, "multiply") else float(np.sum(L * K))
+        values = gamma_I_grid(trace, n, float(self.gamma_A), scale)
+        codes = data.codes(np.intp)
+        position = np.empty(n, dtype=np.intp)
+        position[data.labeled] = np.arange(data.labeled.size)
+
+        def held_out(value, folds):
+            est = fixed._probe_at(float(value))
+            with warnings.catch_warnings():
+                # said once by the graph build above and once by the refit; a fold is one
+                # estimate among many, and the refit reports its own convergence
+                warnings.simplefilter("ignore", GraphWarning)
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                scores = est._held_out_scores(K, codes,
+                                              [(position[tr], te) for tr, te in folds])
+            labels = [np.asarray(s).reshape(n, -1) for s in scores]
+            return [est._labels_from_scores(s)[te] for s, (_, te) in zip(labels, folds,
+                                                                          strict=True)]
+
+        return select_parameter(self, data.X, codes, "gamma_I", [float(v) for v in values],
+                                default=self._default_gamma_I, random_state=self.random_state,
+                                held_out=held_out)
+
+    def _probe_at(self, gamma_I: float):
+        from sklearn.base import clone
+
+        return clone(self).set_params(gamma_I=gamma_I, verbose=0, probability=False)
+
+    @abstractmethod
+    def _held_out_scores(self, X, y, folds) -> list[np.ndarray]:
+        """Per fold ``(train, test)`` (positions into the labeled rows), the
+        ``training_scores_`` of a refit with the labels of ``test`` hidden."""
+
+    def _auto_held_out_scores(self, X, y, folds) -> list[np.ndarray]:
+        """:meth:`_held_out_scores` with ``gamma_I="auto"``: what a refit does, i.e. each
+        fold chooses ``gamma_I`` by the same labeled-only CV over its own labeled rows
+        (nested CV, about one automatic fit per fold), then is scored at that value."""
+        data = check_semi_supervised(X, y, accept_sparse=self.kernel != "precomputed",
+                                     require_unlabeled=True, estimator=self)
+        y = np.asarray(y)
+        out = []
+        for train, test in folds:
+            y_fold = y.copy()
+            y_fold[data.labeled[np.asarray(test)]] = -1
+            best = self._select_gamma_I(X, y_fold).best
+            out.extend(self._probe_at(best)._held_out_scores(X, y, [(train, test)]))
+        return out
 
     @abstractmethod
     def _fit(self, X, y):

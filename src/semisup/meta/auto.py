@@ -16,7 +16,10 @@ With a handful of labels, semi-supervised methods hurt as often as they help (Ol
    ``safety`` standard errors of the paired per-row difference of their held-out scores
    (:func:`safe_choice`). The same rule picks within each group: candidates and settings
    come in order of preference (defaults first; :func:`auto_candidates`), and a later one
-   replaces the current pick only when it wins by the rule.
+   replaces the current pick only when it wins by the rule -- with a stricter bar,
+   ``supervised_safety`` (1.5) standard errors, for the fallback itself: logistic
+   regression stays the supervised pick unless the RBF SVM (or naive Bayes) beats it by
+   that much.
 
 The rule in 3 is a one-sided paired test: the same held-out rows score both models, so
 most of the noise of a tiny labeled set cancels in the difference. The score of a held-out
@@ -45,6 +48,30 @@ two labelings per cell): the SSL book's ``text`` 53.8 -> 62.2 % at 10 labels and
 Over all 18 cells of that table the automatic classifier is more than a point below the
 better supervised counterpart on three (coil2 and g241c at 10 labels, bci at 100: -7.3,
 -4.4, -1.3 points) and within a point of the best candidate on 7.
+
+Why ``supervised_safety=1.5`` (``benchmarks/results/auto_safety_r3s4_dev.md``): the
+supervised pick decides where the classifier lands whenever no semi-supervised candidate
+wins, and with five labels per class the CV cannot tell logistic regression from the RBF
+SVM, while the SVM with its defaults is the riskier of the two a priori (on the SSL book's
+digit1, coil2 and bci it loses 10 to 30 points to logistic regression at 10 or 100 labels;
+where it wins, by at most 5 points a cell in these measurements). Replaying rule
+variants on held-out scores of 56 labelings kept apart from the benchmark's cells (28
+cells: SSL-book splits 3 and 4, other labelings of the digit pairs and pc vs mac, five
+small UCI sets at 10 and 100 labels), the SVM having to win by 1.5 standard errors moved
+the cells more than a point below a counterpart from 7 to 5 and those within a point of
+the best candidate from 10 to 13 (mean +2.1 -> +2.4 points over the better counterpart);
+it helped at every ``safety`` tried (0.25-1), and more than always keeping logistic
+regression (6 cells below) or a 3-standard-error bar (6). Measured once afterwards on the
+benchmark's 18 cells (SSL-book splits 1 and 2, ``benchmarks/results/auto_safety_r3s4.md``,
+both rules replayed on the same held-out scores): cells more than a point below a
+counterpart 2 -> 2 (coil2 at 10 labels -7.3 -> -3.6 points, bci at 100 -1.3 unchanged),
+within a point of the best candidate 7 -> 8 of 18, mean +4.6 -> +5.0 points over the
+better counterpart. The issue's targets are not met: with ten labels the CV's noise, not
+the rule, is what is left.
+Other variants weighed there changed less or only on one half of the labelings:
+``safety`` 0 or 1, picking the semi-supervised setting with the largest lower bound,
+right-or-wrong scores instead of margins, a challenger having to win on both.
+
 Self-training over logistic regression (with and without its own CV guard), weighed the
 same way on ten cells, changed no choice: on six it labels nothing beyond logistic
 regression, and where it gains (pc vs mac at 10 labels, +7 points) naive Bayes EM gains
@@ -57,6 +84,7 @@ the 10x cost rule of issue 26.
 from __future__ import annotations
 
 import math
+import numbers
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -260,7 +288,7 @@ def preferred(scores: list[np.ndarray], safety: float) -> int:
 
 
 def choose(scores: list[np.ndarray], semi_supervised: list[bool],
-           safety: float) -> tuple[int, int]:
+           safety: float, supervised_safety: float | None = None) -> tuple[int, int]:
     """The automatic classifier's rule: ``(supervised pick, final pick)`` as indices.
 
     Parameters
@@ -272,6 +300,9 @@ def choose(scores: list[np.ndarray], semi_supervised: list[bool],
         Whether each one is semi-supervised; at least one is not.
     safety : float
         Standard errors a challenger must win by (:func:`safe_choice`).
+    supervised_safety : float or None, default=None
+        Standard errors a later supervised candidate must win by to replace the first
+        one (logistic regression); ``None``: ``safety``.
 
     Returns
     -------
@@ -282,7 +313,8 @@ def choose(scores: list[np.ndarray], semi_supervised: list[bool],
     """
     sup = [i for i, semi in enumerate(semi_supervised) if not semi]
     semi = [i for i, is_semi in enumerate(semi_supervised) if is_semi]
-    best_sup = sup[preferred([scores[i] for i in sup], safety)]
+    best_sup = sup[preferred([scores[i] for i in sup],
+                             safety if supervised_safety is None else supervised_safety)]
     if not semi:
         return best_sup, best_sup
     best_semi = semi[preferred([scores[i] for i in semi], safety)]
@@ -433,16 +465,22 @@ def auto_candidates(X, n_classes: int, n_labeled: int) -> list[Candidate]:
         # budget; lam_u=1 is Nigam et al.'s choice for few labeled documents
         out.append(Candidate("SemiSupervisedNB", SemiSupervisedNB(alpha=alpha, lam_u=1.0),
                              True, alphas))
+    # the semi-supervised candidates are configured here, not by their class defaults:
+    # the rule was measured with these settings (module docstring)
+    laprls = LapRLS(gamma_A=1e-4, gamma_I=1e4, kernel="rbf", n_neighbors=6,
+                    graph_weight="heat", laplacian="normalized", graph_scale="n2")
     # ties in the CV estimate go to the earlier candidate
     if n <= 4000 and not sparse:
-        out.append(Candidate("LapRLS", LapRLS(), True, [{}, {"gamma_I": 1e2}]))
+        out.append(Candidate("LapRLS", laprls, True, [{}, {"gamma_I": 1e2}]))
     elif n > 4000:
         # the graph method that scales: one kNN graph and one block CG for every fold,
         # so it goes before the transductive SVM's fold-by-fold fits under the budget
-        out.append(Candidate("LabelSpreading", LabelSpreading(), True))
-    out.append(Candidate("TransductiveSVM", TransductiveSVM(), True))
+        out.append(Candidate("LabelSpreading",
+                             LabelSpreading(alpha=0.99, n_neighbors=10, graph_weight="heat"),
+                             True))
+    out.append(Candidate("TransductiveSVM", TransductiveSVM(lam=1e-3, lam_u=1.0), True))
     if n <= 4000 and sparse:
-        out.append(Candidate("LapRLS", LapRLS(), True, [{}, {"gamma_I": 1e2}]))
+        out.append(Candidate("LapRLS", laprls, True, [{}, {"gamma_I": 1e2}]))
     del d, n_classes, n_labeled
     return out
 
@@ -520,6 +558,11 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         Seeds the folds and the candidates that take ``random_state``.
     verbose : int, default=0
         1: log the candidates and the decision, with a progress bar; 2: more.
+    supervised_safety : float, default=1.5
+        Standard errors by which a later supervised candidate (the RBF SVM, naive Bayes)
+        must beat the first one, logistic regression, to become the fallback (module
+        docstring: the default SVM is the riskier model with few labels); ``inf`` keeps
+        the first supervised candidate.
 
     Attributes
     ----------
@@ -560,10 +603,12 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
     """
 
     def __init__(self, candidates="auto", scoring: str = "margin", safety: float = 0.5,
-                 cv="auto", time_budget: float = 30.0, random_state=None, verbose: int = 0):
+                 cv="auto", time_budget: float = 30.0, random_state=None, verbose: int = 0,
+                 supervised_safety: float = 1.5):
         self.candidates = candidates
         self.scoring = scoring
         self.safety = safety
+        self.supervised_safety = supervised_safety
         self.cv = cv
         self.time_budget = time_budget
         self.random_state = random_state
@@ -574,6 +619,12 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
     def _validate_params(self) -> None:
         check_choice(self.scoring, "scoring", ("margin", "accuracy"))
         check_positive(self.safety, "safety", allow_zero=True)
+        # inf is allowed: always the first supervised candidate (logistic regression)
+        if not (isinstance(self.supervised_safety, numbers.Real)
+                and not isinstance(self.supervised_safety, bool)
+                and float(self.supervised_safety) >= 0):
+            raise ValueError("supervised_safety must be a number >= 0 (inf: always the first "
+                             f"supervised candidate), got {self.supervised_safety!r}")
         check_positive(self.time_budget, "time_budget")
         if not (isinstance(self.cv, str) and self.cv == "auto"):
             check_int(self.cv, "cv", low=2)
@@ -658,7 +709,7 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         key = "_margin" if self.scoring == "margin" else "_correct"
         ran = [r for r in rows if r["status"] == "ok"]
         i_sup, i_chosen = choose([r[key] for r in ran], [r["semi_supervised"] for r in ran],
-                                 self.safety)
+                                 self.safety, self.supervised_safety)
         best_sup, chosen = ran[i_sup], ran[i_chosen]
         for r in ran:
             _, r["gain_vs_supervised"], r["gain_se"] = safe_choice(best_sup[key], r[key],
@@ -731,7 +782,7 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         pool = np.flatnonzero(y_enc == -1)      # rows every fold predicts without labels
         for r, folds in enumerate(plan.repeats):
             shared = None
-            if cand.semi_supervised and hasattr(views[0], "_held_out_scores"):
+            if cand.semi_supervised and _shares_folds(self._configured(views[0], params)):
                 # every fold of this repetition from one factorisation (e.g. LapRLS)
                 t0 = time.perf_counter()
                 est = self._configured(views[0], params)
@@ -920,6 +971,19 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _shares_folds(est) -> bool:
+    """Whether every fold can come from one factorisation (``_held_out_scores``).
+
+    That shortcut solves with the estimator's weights as fixed numbers; a weight it would
+    choose itself (``"auto"``: its own inner CV on each fold's labels) needs real fold fits.
+    """
+    if not hasattr(est, "_held_out_scores"):
+        return False
+    params = est.get_params(deep=False)
+    return not any(isinstance(params.get(k), str) and params[k] == "auto"
+                   for k in ("gamma_A", "gamma_I", "alpha"))
 
 
 def _has_native_proba(est) -> bool:

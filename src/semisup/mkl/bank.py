@@ -22,7 +22,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from semisup._accel import use_compiled
 from semisup.kernels import kernel_matrix
+from semisup.mkl._blocks import GroupProgram, combine_block, quadratic_block
 
 BANK_KINDS = ("rbf", "poly", "linear")
 
@@ -538,13 +540,16 @@ class StreamingKernelBank:
     subset of the dict specs, and the unit-trace factors; every request recomputes the
     kernels it needs:
 
-    * :meth:`combine` forms ``K(p) = sum_k p_k K_k`` block of rows by block of rows over the
-      upper triangle (the lower one is its mirror) with :func:`kernel_sum`, skipping
-      ``p_k = 0``: the inner products (and squared distances) of a feature subset are
-      formed once per block and shared by all its kernels.  ``O(n^2 (d + m))`` time,
-      ``O(n^2)`` memory (the output).
-    * :meth:`quadratic_forms` evaluates the kernels on the support vectors only,
-      ``O(|S|^2 (d + m))``.
+    * :meth:`combine` forms ``K(p) = sum_k p_k K_k`` (eq. 4.1) block of rows by block of
+      rows over the upper triangle (the lower one is its mirror), skipping ``p_k = 0``: the
+      inner products (and squared distances) of a feature subset are formed once per block
+      and shared by all its kernels, by :func:`kernel_sum` or, with ``compiled``, by the
+      fused kernels of :mod:`semisup.mkl._blocks` (one exponential per chain of Gaussian
+      widths, cache-sized passes).  ``O(n^2 (d + m))`` time, ``O(n^2)`` memory (the
+      output); with ``cache_bytes`` the inner products are kept, ``O(n^2 m)`` time and
+      ``O(n^2 s)`` memory for ``s`` feature subsets.
+    * :meth:`quadratic_forms` evaluates the kernels on the upper triangle of the support
+      vectors only, ``O(|S|^2 (d + m))``.
 
     The same interface as :class:`KernelBank` for :class:`MKLProblem` and the solvers; it
     trades the bank's ``O(m n^2)`` memory for recomputing ``m n^2`` kernel values per SVM
@@ -564,11 +569,26 @@ class StreamingKernelBank:
         combined kernel is float64.
     block_bytes : int
         Bytes of the temporaries of one block (rows per block ``~ block_bytes / (32 n)``).
+    compiled : bool or 'auto'
+        Evaluate the dict kernels with the fused kernels of :mod:`semisup.mkl._blocks`
+        (Gaussians whose widths differ by powers of two share one exponential, every pass
+        after the matrix product stays in cache; the combined kernel of 10,000 rows x 100
+        kernels in 9.9 CPU-s instead of 24.3, ``benchmarks/results/mkl_streaming_profile.md``)
+        rather than numpy passes over the block.  ``'auto'``: when ``n^2`` reaches
+        :data:`semisup._accel.COMPILE_MIN_SIZE` (numba's start-up is not repaid below).
+    cache_bytes : float
+        With the fused kernels, keep the inner products of every feature subset's blocks
+        between requests when they fit in this many bytes (``cache_nbytes``: one ``n x n``
+        upper triangle per subset in ``dtype``, 2 GB for 10 subsets of 10,000 rows in
+        float32); :meth:`combine` then skips the matrix products.  0: never.
     """
 
     def __init__(self, specs: list, X: np.ndarray, *, normalize: bool = True,
-                 dtype=np.float64, block_bytes: int = 2**27):
+                 dtype=np.float64, block_bytes: int = 2**27, compiled: bool | str = "auto",
+                 cache_bytes: float = 0):
         X = np.asarray(X, dtype=np.float64)
+        if compiled not in (True, False, "auto"):
+            raise ValueError(f"compiled must be True, False or 'auto', got {compiled!r}")
         if X.ndim != 2:
             raise ValueError(f"X must be a 2-d array of rows, got shape {X.shape}")
         if not (isinstance(block_bytes, numbers.Integral) and block_bytes > 0):
@@ -595,6 +615,22 @@ class StreamingKernelBank:
             Xs = X if key is None else X[:, list(key)]
             Xs = np.ascontiguousarray(Xs, dtype=self._dtype)
             self._feats[key] = (Xs, np.einsum("ij,ij->i", Xs, Xs))
+        # the fused kernels (:mod:`semisup.mkl._blocks`) pay a numba start-up of seconds:
+        # by default only where the n^2 kernel values per kernel repay it
+        self.compiled = bool(use_compiled(n * n)) if compiled == "auto" else bool(compiled)
+        self._programs = {key: GroupProgram(self.specs, idx)
+                          for key, idx in self._groups.items()} if self.compiled else {}
+        # float64 squared norms of the rows as stored (float32 rows in float32), so that
+        # D = |x|^2 + |z|^2 - 2 G is consistent with the rounded G
+        self._sq64 = {key: np.einsum("ij,ij->i", *(2 * (Xs.astype(np.float64),)))
+                      for key, (Xs, _) in self._feats.items()} if self.compiled else {}
+        # the inner products of every subset's blocks do not change between iterations:
+        # kept when they fit cache_bytes (one n x n upper triangle per subset), the combined
+        # kernel costs only the elementwise passes
+        entries = sum((min(n, s + self._rows) - s) * (n - s) for s in range(0, n, self._rows))
+        need = len(self._groups) * entries * self._dtype.itemsize
+        self._cache = {} if self.compiled and 0 < need <= cache_bytes else None
+        self.cache_nbytes = need if self._cache is not None else 0
         self.scales = np.ones(len(self.specs))
         for key, idx in self._groups.items():
             sq = self._feats[key][1].astype(np.float64)
@@ -625,8 +661,9 @@ class StreamingKernelBank:
 
     @property
     def nbytes(self) -> int:
-        """Memory held between requests (the feature copies)."""
-        return int(sum(Xs.nbytes + sq.nbytes for Xs, sq in self._feats.values()))
+        """Memory held between requests (the feature copies and the product cache)."""
+        return int(sum(Xs.nbytes + sq.nbytes for Xs, sq in self._feats.values())
+                   + self.cache_nbytes)
 
     def combine(self, p: np.ndarray) -> np.ndarray:
         """``K(p) = sum_k p_k K_k`` (float64), computed block by block.
@@ -647,10 +684,36 @@ class StreamingKernelBank:
         for start in range(0, n, b):
             stop = min(n, start + b)
             # the block's upper part, diagonal block included; the rest is its mirror
-            kernel_sum(self.specs, w, self._X[start:stop], self._X[start:],
-                       dtype=self._dtype, out=K[start:stop, start:])
+            if self.compiled:
+                self._combine_fused(w, start, stop, K[start:stop, start:])
+            else:
+                kernel_sum(self.specs, w, self._X[start:stop], self._X[start:],
+                           dtype=self._dtype, out=K[start:stop, start:])
             K[stop:, start:stop] = K[start:stop, stop:].T
         return K
+
+    def _products(self, key, start: int, stop: int) -> np.ndarray:
+        """Inner products of rows ``start:stop`` with rows ``start:`` on subset ``key``."""
+        G = None if self._cache is None else self._cache.get((key, start))
+        if G is None:
+            Xs = self._feats[key][0]
+            G = Xs[start:stop] @ Xs[start:].T
+            if self._cache is not None:
+                self._cache[(key, start)] = G
+        return G
+
+    def _combine_fused(self, w: np.ndarray, start: int, stop: int, out: np.ndarray) -> None:
+        """One block of :meth:`combine` through the fused kernels (callables as before)."""
+        for key, prog in self._programs.items():
+            if not prog.needed(w).any():
+                continue
+            sq64 = self._sq64[key]
+            combine_block(prog, self._products(key, start, stop), sq64[start:stop],
+                          sq64[start:], w, out)
+        for i in self._callables:
+            if w[i] != 0.0:
+                out += w[i] * evaluate_kernel(self.specs[i], self._X[start:stop],
+                                              self._X[start:])
 
     def kernel(self, k: int) -> np.ndarray:
         """The ``k``-th (scaled) Gram matrix.
@@ -689,6 +752,8 @@ class StreamingKernelBank:
             return q
         uS = u[S]
         b = max(1, self.block_bytes // (32 * S.size))
+        if self.compiled:
+            return self._quadratic_fused(S, uS, b)
         for start in range(0, S.size, b):
             rows = S[start:start + b]
             ur = uS[start:start + b]
@@ -701,6 +766,24 @@ class StreamingKernelBank:
                         D = sq[rows][:, None] + sq[S][None, :] - 2.0 * G
                         np.maximum(D, 0.0, out=D)
                     q[i] += float(ur @ (_values(self.specs[i], G, D) @ uS))
+            for i in self._callables:
+                q[i] += float(ur @ (evaluate_kernel(self.specs[i], self._X[rows],
+                                                    self._X[S]) @ uS))
+        return q * self.scales
+
+    def _quadratic_fused(self, S: np.ndarray, uS: np.ndarray, b: int) -> np.ndarray:
+        """:meth:`quadratic_forms` through the fused kernels, on the upper triangle of
+        ``S x S`` (row blocks against the columns from their own diagonal on)."""
+        q = np.zeros(self.n_kernels)
+        for key, prog in self._programs.items():
+            XS, sqS = self._feats[key][0][S], self._sq64[key][S]
+            for start in range(0, S.size, b):
+                stop = min(S.size, start + b)
+                quadratic_block(prog, XS[start:stop] @ XS[start:].T, sqS[start:stop],
+                                sqS[start:], uS[start:stop], uS[start:], 0, q)
+        for start in range(0, S.size, b):
+            rows = S[start:start + b]
+            ur = uS[start:start + b]
             for i in self._callables:
                 q[i] += float(ur @ (evaluate_kernel(self.specs[i], self._X[rows],
                                                     self._X[S]) @ uS))

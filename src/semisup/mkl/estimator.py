@@ -118,9 +118,12 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         deformed kernels is always packed).  ``'packed'``: all ``m`` Gram matrices
         precomputed (``m l (l + 1) / 2`` numbers, the fastest per iteration).
         ``'streaming'``: :class:`semisup.mkl.bank.StreamingKernelBank`, kernels
-        recomputed in row blocks at every SVM solve, memory ``O(l^2)`` whatever ``m``
-        (``benchmarks/results/mkl_streaming.md``).  ``'auto'`` (default): packed when it
-        fits ``max_memory``, streaming otherwise.
+        recomputed in row blocks at every SVM solve, memory ``O(l^2)`` whatever ``m``; the
+        inner products of each feature subset are kept between iterations when they fit in
+        what ``max_memory`` leaves (10,000 MNIST rows x 100 kernels: converged to the
+        relative duality gap 0.01 in 46 iterations, 307 CPU-s, 3.3 GiB peak,
+        ``benchmarks/results/mkl_streaming_converged.md``).
+        ``'auto'`` (default): packed when it fits ``max_memory``, streaming otherwise.
 
     Attributes
     ----------
@@ -154,7 +157,8 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
     memory_nbytes_ : int
         The footprint checked against ``max_memory`` before anything was allocated: the
         bank, and with unlabeled rows also the deformation columns kept for prediction
-        (``m n l`` floats) and the full ``n x n`` kernels being deformed.
+        (``m n l`` floats) and the full ``n x n`` kernels being deformed; with the
+        streaming bank, the inner products it keeps between iterations.
 
     Examples
     --------
@@ -315,7 +319,10 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
                                                              self.max_memory)
                 logger.info("MKL on %d rows x %d kernels: streaming bank (packed would need "
                             "%.2f GiB)", lab.size, len(specs), packed / 2**30)
-                bank = StreamingKernelBank(specs, X_l, dtype=dtype, block_bytes=block)
+                # what max_memory leaves over keeps the inner products between iterations
+                bank = StreamingKernelBank(specs, X_l, dtype=dtype, block_bytes=block,
+                                           cache_bytes=self.max_memory - self.memory_nbytes_)
+                self.memory_nbytes_ += bank.cache_nbytes
         self.kernel_specs_ = specs
         self.bank_nbytes_ = bank.nbytes
         self._scales = bank.scales
@@ -356,7 +363,9 @@ class MultipleKernelSVC(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEsti
         self.traces_ = traces
         self._labeled = lab
         self.n_features_in_ = d
-        del bank
+        # the problems reference the bank: free it (a streaming bank's kept inner products,
+        # 2 GB at 10,000 rows) before predicting the training rows
+        del bank, problem
         transduction = self.predict(X)
         transduction[lab] = data.classes[data.y_index]
         self.transduction_ = transduction

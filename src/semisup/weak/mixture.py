@@ -521,7 +521,13 @@ class MixtureSSL(OneVsRestMixin, SemiSupervisedClassifierMixin, LinearClassifier
     Parameters
     ----------
     C_L : float, default=1.0
-        Cost of the labeled rows.
+        Cost of the labeled rows.  The alternating route's ``(1/2)||w||^2 + C_L sum_i
+        l_2(y_i f_i)`` is :class:`~semisup.linear.L2SVM`'s summed form at ``lam = 1 / (2
+        C_L)``, so LogisticRegression(C=1)'s second-order match (``lam = 4``) is ``C_L =
+        1/8``.  Measured on official splits 2-5 of the SSL-book sets it did not raise the
+        cells within a point of LogisticRegression (39 of 64 with ``C_U = 1/8``, 41 with
+        ``C_U = 1``, against 41 at ``C_L = C_U = 1``), so the default stays 1
+        (``benchmarks/results/defaults_weak_reg.md``).
     C_U : float, default=1.0
         Cost of the unlabeled rows treated as relevant.
     C_irrelevant : float or None, default=None

@@ -41,6 +41,7 @@ from semisup._validation import (
 )
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.kernels import default_gamma, kernel_matrix
+from semisup.linear.laplacian import LR_EQUIVALENT_RIDGE
 from semisup.losses import HingeTerms
 from semisup.regularizers import Ridge
 from semisup.solvers.design import Design
@@ -112,8 +113,22 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
 
     Parameters
     ----------
-    C : float, default=1.0
-        Cost of the labeled rows.
+    C : float or None, default=None
+        Cost of the labeled rows.  ``None`` resolves at fit time to the cost that matches
+        the supervised counterpart the estimator reduces to without a universum
+        (``C_`` holds it): ``1 / (2 * 4) = 0.125`` for ``loss="squared_hinge"`` and ``1``
+        for ``loss="hinge"``.  Squared route: ``(1/2)||w||^2 + C sum_i l_2(y_i f_i)`` is
+        ``1 / (2C)`` times ``(lam/2)||w||^2 + (1/2) sum_i l_2(y_i f_i)`` with ``lam = 1 /
+        (2C)``, the summed-loss form of :class:`~semisup.linear.L2SVM`, whose
+        LogisticRegression(C=1)-matching ridge is ``lam = 4``
+        (``semisup.linear.laplacian.LR_EQUIVALENT_RIDGE``: the logistic loss ``log(1 +
+        e^-m) = log 2 - m/2 + m^2/8 + ...`` is a quarter of ``(1/2)(2 - m)^2`` near the
+        origin; rescaling ``w`` by 2 gives ridge 4 on the squared hinge), hence ``C = 1/8``;
+        the loss is summed, so the rule does not depend on the number of labels ``l``.
+        Hinge route: the objective is SVC's, whose default ``C = 1`` is the counterpart
+        itself.  The former default ``C = 1`` (``lam = 0.5``, 8 times less regularisation)
+        and the papers' values stay reachable by passing ``C``
+        (``benchmarks/results/defaults_weak_reg.md``).
     C_universum : float, default=1.0
         Cost ``C_U`` of the universum rows.
     epsilon : float, default=0.1
@@ -172,6 +187,8 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         Universum rows used.
     n_iter_ : int
         Newton iterations (squared route); 1 for the QP route.
+    C_ : float
+        The cost of the labeled rows used (``C``, or its resolved value for ``None``).
     n_features_in_ : int
     fit_result_ : MFNResult or None
         Finite Newton output of the squared route.
@@ -190,7 +207,7 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
     [0, 1]
     """
 
-    def __init__(self, C: float = 1.0, C_universum: float = 1.0, epsilon: float = 0.1,
+    def __init__(self, C: float | None = None, C_universum: float = 1.0, epsilon: float = 0.1,
                  loss: str = "squared_hinge", kernel: str = "linear", gamma: float | None = None,
                  degree: int = 3, coef0: float = 1.0, unlabeled: str = "ignore",
                  fit_intercept: bool = True, intercept_scaling: float = 1.0, tol: float = 1e-6,
@@ -212,7 +229,8 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         self.solver = solver
 
     def _validate_params(self) -> None:
-        check_positive(self.C, "C")
+        if self.C is not None:
+            check_positive(self.C, "C")
         check_positive(self.C_universum, "C_universum", allow_zero=True)
         check_positive(self.epsilon, "epsilon", allow_zero=True)
         check_positive(self.intercept_scaling, "intercept_scaling")
@@ -276,6 +294,7 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         self.n_universum_ = int(X_u.shape[0])
         self.fit_result_ = None
         self.n_iter_ = 1
+        self.C_ = self._resolve_C()
         if self.loss == "squared_hinge":
             self._fit_squared(X_l, y_pm, X_u)
         else:
@@ -291,8 +310,17 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         self.transduction_ = transduction
         return self
 
+    def _resolve_C(self) -> float:
+        """``C``, or for ``C=None`` the cost matching the supervised counterpart (see ``C``)."""
+        if self.C is not None:
+            return float(self.C)
+        # squared route: C = 1/(2 lam) at L2SVM's LogisticRegression-matching lam = 4;
+        # hinge route: SVC's objective, whose default C = 1 is the counterpart
+        return 1.0 / (2.0 * LR_EQUIVALENT_RIDGE) if self.loss == "squared_hinge" else 1.0
+
     def _combine_one_vs_rest(self, estimators, data) -> None:
         first = estimators[0]
+        self.C_ = first.C_
         self.n_universum_ = first.n_universum_
         self.n_iter_ = np.array([e.n_iter_ for e in estimators])
         self.objective_ = np.array([e.objective_ for e in estimators])
@@ -306,7 +334,7 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         l = y_pm.shape[0]
         u = X_u.shape[0]
         # (1/2) c l_2 with c = 2C is C l_2: the objective of the class docstring with R = I
-        terms = universum_terms(y_pm, np.full(l, 2.0 * self.C), u, 2.0 * self.C_universum,
+        terms = universum_terms(y_pm, np.full(l, 2.0 * self.C_), u, 2.0 * self.C_universum,
                                 self.epsilon)
         res: MFNResult = l2svm_mfn(design, terms, Ridge(1.0), tol=self.tol,
                                    max_iter=self.max_iter, max_cg_iter=self.max_cg_iter)
@@ -328,7 +356,7 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
     def _fit_hinge(self, X_l, y_pm, X_u) -> None:
         l = y_pm.shape[0]
         if self.kernel == "linear":
-            w, b, obj = hinge_universum_qp(X_l, y_pm, X_u, self.C, self.C_universum,
+            w, b, obj = hinge_universum_qp(X_l, y_pm, X_u, self.C_, self.C_universum,
                                            self.epsilon, fit_bias=self.fit_intercept,
                                            solver=self.solver)
             self.coef_ = w[None, :]
@@ -343,7 +371,7 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         keep = vals > 1e-10 * max(vals.max(), 1e-300)
         vecs, vals = vecs[:, keep], vals[keep]
         F = vecs * np.sqrt(vals)              # K = F F^T: the empirical kernel map
-        w, b, obj = hinge_universum_qp(F[:l], y_pm, F[l:], self.C, self.C_universum,
+        w, b, obj = hinge_universum_qp(F[:l], y_pm, F[l:], self.C_, self.C_universum,
                                        self.epsilon, fit_bias=self.fit_intercept,
                                        solver=self.solver)
         # f(x) = k(x, X_fit) U S^{-1/2} w + b reproduces F w + b on the training rows
