@@ -28,7 +28,7 @@ def semi(rng, n=300, d=20, n_lab=20, sparse=True):
 @pytest.mark.parametrize("sparse", [True, False])
 def test_objective_non_increasing_and_balance(rng, s, sparse):
     X, y, y_semi = semi(rng, sparse=sparse)
-    m = CCCPS3VM(lam=1e-2, lam_u=1.0, s=s, tol=1e-10).fit(X, y_semi)
+    m = CCCPS3VM(lam=1e-2, lam_u=1.0, s=s, tol=1e-10, fallback="none").fit(X, y_semi)
     res = m.fit_results_[0]
     h = np.asarray(res.history)
     assert res.converged and res.n_iter >= 2
@@ -46,7 +46,7 @@ def test_objective_non_increasing_and_balance(rng, s, sparse):
 
 def test_balance_with_given_fraction(rng):
     X, y, y_semi = semi(rng)
-    m = CCCPS3VM(positive_fraction=0.3).fit(X, y_semi)
+    m = CCCPS3VM(positive_fraction=0.3, fallback="none").fit(X, y_semi)
     assert np.mean(m.decision_function(X[y_semi == -1])) == pytest.approx(-0.4, abs=1e-10)
 
 
@@ -56,12 +56,12 @@ def test_per_class_fractions(rng):
     y_semi = np.repeat(np.array([0, 1, 2]), 40)
     y_semi[np.r_[3:40, 43:80, 83:120]] = -1
     r = np.array([0.2, 0.5, 0.3])
-    m = CCCPS3VM(lam=1e-2, positive_fraction=r).fit(X, y_semi)
+    m = CCCPS3VM(lam=1e-2, positive_fraction=r, fallback="none").fit(X, y_semi)
     means = m.decision_function(X[y_semi == -1]).mean(axis=0)
     np.testing.assert_allclose(means, 2 * r - 1, atol=1e-10)
     X2, _, y2 = semi(rng)
-    a = CCCPS3VM(positive_fraction=[0.7, 0.3]).fit(X2, y2)
-    b = CCCPS3VM(positive_fraction=0.3).fit(X2, y2)
+    a = CCCPS3VM(positive_fraction=[0.7, 0.3], fallback="none").fit(X2, y2)
+    b = CCCPS3VM(positive_fraction=0.3, fallback="none").fit(X2, y2)
     np.testing.assert_allclose(a.coef_, b.coef_)
     with pytest.raises(ValueError, match="one fraction per class"):
         CCCPS3VM(positive_fraction=[0.5, 0.5]).fit(X, y_semi)
@@ -80,20 +80,22 @@ def test_per_class_fractions_tsvm_da(rng, name):
     unl = np.r_[3:40, 43:80, 83:120]
     y_semi[unl] = -1
     r = np.array([0.2, 0.5, 0.3])  # far from the labeled prior 1/3
-    m = cls(lam=1e-2, lam_u=1.0, positive_fraction=r).fit(X, y_semi)
+    # the published method: the balance constraint is what is checked
+    m = cls(lam=1e-2, lam_u=1.0, positive_fraction=r, fallback="none").fit(X, y_semi)
     for k in range(3):
         yk = np.where(y_semi == -1, -1, (y_semi == k).astype(int))
-        ref = cls(lam=1e-2, lam_u=1.0, positive_fraction=float(r[k])).fit(X, yk)
+        ref = cls(lam=1e-2, lam_u=1.0, positive_fraction=float(r[k]),
+                  fallback="none").fit(X, yk)
         np.testing.assert_allclose(m.coef_[k], ref.coef_[0], atol=1e-12)
         assert m.intercept_[k] == pytest.approx(ref.intercept_[0], abs=1e-12)
         if name == "tsvm":  # the label constraint: round(r u) unlabeled rows positive
             n_pos = int(np.sum(m.fit_results_[k].labels_u > 0))
             assert abs(n_pos - r[k] * unl.size) <= 1
-    prior = cls(lam=1e-2, lam_u=1.0).fit(X, y_semi)
+    prior = cls(lam=1e-2, lam_u=1.0, fallback="none").fit(X, y_semi)
     assert not np.allclose(prior.coef_, m.coef_)  # the array is not ignored
     X2, _, y2 = semi(rng, n=120)
-    a = cls(positive_fraction=[0.7, 0.3]).fit(X2, y2)
-    b = cls(positive_fraction=0.3).fit(X2, y2)
+    a = cls(positive_fraction=[0.7, 0.3], fallback="none").fit(X2, y2)
+    b = cls(positive_fraction=0.3, fallback="none").fit(X2, y2)
     np.testing.assert_allclose(a.coef_, b.coef_)
     with pytest.raises(ValueError, match="one fraction per class"):
         cls(positive_fraction=[0.5, 0.5]).fit(X, y_semi)
@@ -185,7 +187,7 @@ def test_convergence_warning_and_bad_input(rng):
         with pytest.raises(ValueError, match=match):
             CCCPS3VM(**bad).fit(X, y_semi)
     with pytest.warns(ConvergenceWarning, match="max_cccp_iter"):
-        CCCPS3VM(max_cccp_iter=1, s=0.0).fit(X, y_semi)
+        CCCPS3VM(max_cccp_iter=1, s=0.0, fallback="none").fit(X, y_semi)
     with pytest.warns(UserWarning, match="no unlabeled"):
         m = CCCPS3VM().fit(X, y)
     assert np.mean(m.decision_function(X)) == pytest.approx(2 * np.mean(y > 0) - 1)

@@ -24,6 +24,7 @@ from semisup.cli import _modelfile, fitpredict
 from semisup.cli import main as semisup_main
 from semisup.linear import _core
 from semisup.linear.da import DeterministicAnnealingSVM
+from semisup.linear.svm import L2SVM, RLSClassifier
 from semisup.linear.tsvm import TransductiveSVM
 
 
@@ -101,10 +102,14 @@ CASES = [
     ("TransductiveSVM", ["positive_fraction=[0.6, 0.4]", "intercept_scaling=2.0",
                          "lam_u_growth=2.0", "probability=False", "gamma_I=0"]),
     ("transductivesvm", ["positive_fraction=0.3", "fit_intercept=False", "tol=1e-4"]),
+    ("TransductiveSVM", ["fallback=none"]),   # the default "cv" runs the guard in the others
     ("DeterministicAnnealingSVM", []),
     ("DeterministicAnnealingSVM", ["lam=0.01", "temperature_decay=2.0", "max_outer_iter=5"]),
     ("DeterministicAnnealingSVM", ["positive_fraction=0.4", "temperature_init=1.0",
                                    "kl_tol=1e-4"]),
+    ("L2SVM", []),
+    ("L2SVM", ["lam=0.5", "solver=mfn", "cost_positive=2.0"]),
+    ("RLSClassifier", ["lam=0.1", "fit_intercept=False"]),
 ]
 
 
@@ -113,6 +118,13 @@ CASES = [
 def test_core_route_writes_the_estimators_model_file(files, data, name, params, monkeypatch,
                                                      capsys):
     _check_routes(files, data, name, params, monkeypatch, capsys)
+
+
+@pytest.mark.parametrize("name", ["TransductiveSVM", "DeterministicAnnealingSVM", "L2SVM",
+                                  "RLSClassifier"])
+def test_core_route_on_a_three_class_file(files, name, monkeypatch, capsys):
+    """One-vs-rest through the core: the file the estimator writes."""
+    _check_routes(files, "multi", name, [], monkeypatch, capsys)
 
 
 @pytest.mark.parametrize("data", ["mostly", "all"])
@@ -150,7 +162,8 @@ def _check_routes(files, data, name, params, monkeypatch, capsys) -> str:
         assert all(a.read(member) == b.read(member) for member in a.namelist())
     loaded = {route: _modelfile.loads(open(path, "rb").read(), bundle=True)
               for route, path in paths.items()}
-    public = {"transductivesvm": TransductiveSVM,
+    public = {"transductivesvm": TransductiveSVM, "l2svm": L2SVM,
+              "rlsclassifier": RLSClassifier,
               "deterministicannealingsvm": DeterministicAnnealingSVM}[name.lower()]
     assert type(loaded["core"]["estimator"]) is public
     assert_same(loaded["core"], loaded["estimator"])
@@ -175,7 +188,9 @@ def test_core_equals_the_estimator_in_python(rng):
 
 
 @pytest.mark.parametrize("params, kind", [
-    (["lam=1e3", "intercept_scaling=1e3", "positive_fraction=0.9"], "CollapseWarning"),
+    # the method as published: the default guard would replace the collapsed fit
+    (["lam=1e3", "intercept_scaling=1e3", "positive_fraction=0.9", "fallback=none"],
+     "CollapseWarning"),
     (["lam=100", "max_iter=1"], "ConvergenceWarning")])
 def test_the_routes_warn_alike(files, monkeypatch, capsys, params, kind):
     """Collapse and non-convergence warnings name the public class on both routes."""
@@ -188,6 +203,7 @@ def test_the_routes_warn_alike(files, monkeypatch, capsys, params, kind):
 
 @pytest.mark.parametrize("param, message", [("lam=-1", "lam must be a finite number > 0"),
                                             ("max_switches=0", "max_switches must be"),
+                                            ("fallback=bad", "fallback"),
                                             ("temperature_decay=1", None)])
 def test_bad_values_are_refused_alike(files, capsys, monkeypatch, param, message):
     name = "DeterministicAnnealingSVM" if param.startswith("temperature") else "TransductiveSVM"
@@ -206,8 +222,9 @@ def test_what_the_core_does_not_serve_goes_to_the_estimator():
     assert fitpredict._make_core("TransductiveSVM", ["probability=True"], 2) is None
     assert fitpredict._make_core("TransductiveSVM", ["gamma_I=1.0"], 2) is None
     assert fitpredict._make_core("TransductiveSVM", ["gamma=1.0"], 2) is None
-    assert fitpredict._make_core("TransductiveSVM", [], 3) is None
-    assert fitpredict._make_core("L2SVM", [], 2) is None
+    assert fitpredict._make_core("L2SVM", ["lam=auto"], 2) is None   # CV: scikit-learn
+    assert fitpredict._make_core("LapRLS", [], 2) is None
+    assert isinstance(fitpredict._make_core("TransductiveSVM", [], 3), _core.TransductiveSVM)
     assert isinstance(fitpredict._make_core("DeterministicAnnealingSVM", ["verbose=0"], 2),
                       _core.DeterministicAnnealingSVM)
 
@@ -279,11 +296,12 @@ def _run(argv: list[str]) -> tuple[int, bool]:
 
 def test_fit_of_a_small_binary_file_imports_no_scikit_learn(files):
     model = str(files["tmp"] / "sub.model")
-    for name in ("TransductiveSVM", "DeterministicAnnealingSVM"):
-        assert _run(["fit", name, files["dense"], "-m", model, "-p", "lam=0.01"]) \
-            == (0, False)
+    for name in ("TransductiveSVM", "DeterministicAnnealingSVM", "L2SVM", "RLSClassifier"):
+        for data in ("dense", "multi"):
+            assert _run(["fit", name, files[data], "-m", model, "-p", "lam=0.01"]) \
+                == (0, False)
     # the others still fit, through the estimator (and scikit-learn)
-    for argv in (["TransductiveSVM", files["multi"]],
+    for argv in (["L2SVM", files["multi"], "-p", "lam=auto"],
                  ["TransductiveSVM", files["dense"], "-p", "probability=True"],
                  ["DeterministicAnnealingSVM", files["dense"], "-p", "gamma_I=1.0"]):
         assert _run(["fit", *argv, "-m", model]) == (0, True)

@@ -174,10 +174,10 @@ def test_mkl_on_tiny_scale_warns():
         warnings.simplefilter("ignore")
         warnings.simplefilter("always", CollapseWarning)
         with pytest.warns(CollapseWarning, match="collapsed to one class"):
-            semisup.MultipleKernelSVC(kernels="simplemkl").fit(X * 1e-150, y)
+            semisup.MultipleKernelSVC(kernels="simplemkl", fallback="none").fit(X * 1e-150, y)
         # the data-scaled bank is unaffected by the scale
         warnings.simplefilter("error", CollapseWarning)
-        est = semisup.MultipleKernelSVC(kernels="auto").fit(X * 1e-150, y)
+        est = semisup.MultipleKernelSVC(kernels="auto", fallback="none").fit(X * 1e-150, y)
     assert np.unique(est.transduction_).size == 2
 
 
@@ -187,7 +187,8 @@ def test_one_prototype_for_two_classes_is_degenerate():
         warnings.simplefilter("ignore")
         warnings.simplefilter("always", DegenerateFitWarning)
         with pytest.warns(DegenerateFitWarning, match="1 prototype"):
-            semisup.PrototypeVectorMachine(n_prototypes=1, random_state=0).fit(X, y)
+            semisup.PrototypeVectorMachine(n_prototypes=1, random_state=0,
+                                           fallback="none").fit(X, y)
 
 
 def test_all_zero_codes_are_degenerate():
@@ -197,7 +198,8 @@ def test_all_zero_codes_are_degenerate():
         warnings.simplefilter("ignore")
         warnings.simplefilter("always", DegenerateFitWarning)
         with pytest.warns(DegenerateFitWarning, match="all-zero code"):
-            semisup.SelfTaughtClassifier(n_components=4, beta=1e6, random_state=0).fit(X, y)
+            semisup.SelfTaughtClassifier(n_components=4, beta=1e6, random_state=0,
+                                          fallback="none").fit(X, y)
         warnings.simplefilter("error", DegenerateFitWarning)
         semisup.SelfTaughtClassifier(n_components=4, beta=0.1, random_state=0).fit(X, y)
 

@@ -72,7 +72,8 @@ def test_distributed_pvm_equals_single_machine(client, blobs, config, layout):
     if config != "square" and layout not in ("7", "labeled-apart"):
         pytest.skip("the other configurations run on two layouts (keeps the module short)")
     X, y = blobs
-    kw = dict(n_prototypes=24, random_state=0, **PVM_CONFIGS[config])
+    # row blocks skip the guard: the reference is the single-machine fit as published
+    kw = dict(n_prototypes=24, random_state=0, fallback="none", **PVM_CONFIGS[config])
     ref = PrototypeVectorMachine(**kw).fit(X, y)
     design = DistributedDesign.from_arrays(client, X, y, **LAYOUTS[layout])
     try:
@@ -91,7 +92,7 @@ def test_distributed_pvm_sparse_rows(client, blobs):
     """CSR partitions: k-means and ``K(X, V)`` on sparse blocks, as on one machine."""
     X, y = blobs
     Xs = sp.csr_matrix(np.where(np.abs(X) > 0.7, X, 0.0))
-    kw = dict(n_prototypes=20, random_state=3, kmeans_max_iter=3)
+    kw = dict(n_prototypes=20, random_state=3, kmeans_max_iter=3, fallback="none")
     ref = PrototypeVectorMachine(**kw).fit(Xs, y)
     design = DistributedDesign.from_arrays(client, Xs, y, n_partitions=3,
                                            gather_transduction=True)
@@ -125,8 +126,9 @@ def _block_diagonal_graph(X, sizes, **options):
 @pytest.mark.parametrize("layout", ["1", "unbalanced"])
 def test_distributed_laprls(client, blobs, layout, solver):
     X, y = blobs
+    # as published: a fit on a DistributedDesign has no guard (fallback="cv")
     kw = dict(gamma_A=1e-2, gamma_I=5.0, n_neighbors=6, solver=solver, tol=1e-10,
-              graph_scale="sum")
+              graph_scale="sum", fallback="none")
     design = DistributedDesign.from_arrays(client, X, y, **LAYOUTS[layout])
     try:
         dist = LinearLapRLS(**kw).fit(design, design.labels)
@@ -167,7 +169,7 @@ def test_bad_input(client, blobs):
 
 def test_pvm_worker_killed_mid_fit_recovers(client, blobs):
     X, y = blobs
-    kw = dict(n_prototypes=24, random_state=0)
+    kw = dict(n_prototypes=24, random_state=0, fallback="none")
     design = DistributedDesign.from_arrays(client, X, y, n_partitions=3, timeout=60)
     original, count = design._call, [0]
 

@@ -102,7 +102,7 @@ def test_tsvm_objective_monotone_at_fixed_lam_u(rng, max_switches):
 
 def test_tsvm_balance_constraint(rng):
     X, y, _ = two_clusters(rng, n=301)
-    est = TransductiveSVM(lam=1e-2, positive_fraction=0.3).fit(X, y)
+    est = TransductiveSVM(lam=1e-2, positive_fraction=0.3, fallback="none").fit(X, y)
     labels_u = est.fit_results_[0].labels_u
     u = labels_u.size
     assert abs((labels_u > 0).sum() - 0.3 * u) <= 1
@@ -180,7 +180,7 @@ def test_da_traces_behave_as_in_the_paper(rng):
 
 def test_da_objective_matches_recomputation(rng):
     X, y, _ = two_clusters(rng, n=200)
-    est = DeterministicAnnealingSVM(lam=1e-2).fit(X, y)
+    est = DeterministicAnnealingSVM(lam=1e-2, fallback="none").fit(X, y)
     Xa = dense_with_bias(X)
     w = np.r_[est.coef_[0], est.intercept_[0]]
     o = Xa @ w
@@ -325,7 +325,7 @@ def test_l2svm_solvers_agree_and_auto_picks_by_shape(rng):
     # few rows per feature: dual; many rows per feature, dense input or a problem below
     # the compile threshold (no numba start-up for milliseconds of work): primal Newton
     assert L2SVM().fit(Xs, y).solver_ == "mfn"
-    with mock.patch("semisup.linear.svm._DCD_MIN_NNZ", 0):
+    with mock.patch("semisup.linear._core._DCD_MIN_NNZ", 0):
         assert L2SVM().fit(Xs, y).solver_ == "dcd"
     assert L2SVM().fit(X, y).solver_ == "mfn"
     tall = sp.csr_matrix(np.repeat(X[lab], 200, axis=0))
@@ -359,7 +359,7 @@ def test_l2svm_auto_reaches_the_optimum_where_dual_cd_stalls():
         dcd = L2SVM(lam=lam, solver="dcd", max_iter=2000).fit(X, y)
     mfn = L2SVM(lam=lam, solver="mfn", tol=1e-10).fit(X, y)
     # (a problem this small takes MFN directly: make it look large enough for dual CD)
-    large = mock.patch("semisup.linear.svm._DCD_MIN_NNZ", 0)
+    large = mock.patch("semisup.linear._core._DCD_MIN_NNZ", 0)
     with large:
         auto = L2SVM(lam=lam).fit(X, y)
     assert auto.solver_ == "dcd+mfn" and auto.fit_results_[0].converged

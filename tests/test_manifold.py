@@ -178,7 +178,8 @@ def test_lapsvm_dual_beta_matches_cvxpy_qp_and_strong_duality():
     cp = pytest.importorskip("cvxpy")
     X, y, _ = moons(80, per_class=6)
     gA, gI, g = 1e-2, 200.0, 2.0
-    est = LapSVM(laplacian="unnormalized", gamma_A=gA, gamma_I=gI, gamma=g, tol=1e-9).fit(X, y)
+    est = LapSVM(fallback="none",
+                 laplacian="unnormalized", gamma_A=gA, gamma_I=gI, gamma=g, tol=1e-9).fit(X, y)
     K, L, lab, yl, n = dense_parts(X, y, g)
     l = lab.size
     Q, expand = lapsvm_Q(K, L, lab, yl, gA, gI, n)
@@ -204,7 +205,8 @@ def test_lapsvm_dual_matches_cvxpy_primal_hinge():
     cp = pytest.importorskip("cvxpy")
     X, y, _ = moons(70, per_class=5, seed=3)
     gA, gI, g = 1e-2, 100.0, 2.0
-    est = LapSVM(laplacian="unnormalized", gamma_A=gA, gamma_I=gI, gamma=g, tol=1e-9).fit(X, y)
+    est = LapSVM(fallback="none",
+                 laplacian="unnormalized", gamma_A=gA, gamma_I=gI, gamma=g, tol=1e-9).fit(X, y)
     K, L, lab, yl, n = dense_parts(X, y, g)
     w, V = np.linalg.eigh(K)
     R = V * np.sqrt(np.clip(w, 0, None))                       # K = R R^T
@@ -224,9 +226,9 @@ def test_lapsvm_dual_matches_cvxpy_primal_hinge():
 def test_lapsvm_primal_pcg_equals_scipy_and_dual_on_squared_hinge(gamma_I):
     X, y, _ = moons(60, per_class=5, seed=1)
     gA, g = 1e-2, 2.0
-    primal = LapSVM(laplacian="unnormalized", gamma_A=gA, gamma_I=gamma_I, gamma=g,
+    primal = LapSVM(fallback="none", laplacian="unnormalized", gamma_A=gA, gamma_I=gamma_I, gamma=g,
                     loss="squared_hinge", solver="primal", tol=1e-8).fit(X, y)
-    dual = LapSVM(laplacian="unnormalized", gamma_A=gA, gamma_I=gamma_I, gamma=g,
+    dual = LapSVM(fallback="none", laplacian="unnormalized", gamma_A=gA, gamma_I=gamma_I, gamma=g,
                   loss="squared_hinge", solver="dual", tol=1e-10).fit(X, y)
     K, L, lab, yl, n = dense_parts(X, y, g)
     # independent, well-conditioned parametrisation: alpha = U S^-1/2 z, so that
@@ -261,7 +263,7 @@ def test_lapsvm_gamma_I_zero_is_svc():
     X_test = make_moons(50, noise=0.05, random_state=11)[0]
     gA = 0.02
     lab = np.flatnonzero(y != -1)
-    est = LapSVM(gamma_A=gA, gamma_I=0.0, gamma=2.0, tol=1e-10).fit(X, y)
+    est = LapSVM(fallback="none", gamma_A=gA, gamma_I=0.0, gamma=2.0, tol=1e-10).fit(X, y)
     svc = SVC(C=1.0 / (2 * gA * lab.size), kernel="rbf", gamma=2.0, tol=1e-10)
     svc.fit(X[lab], y[lab])
     unl = np.setdiff1d(np.arange(150), lab)
@@ -274,16 +276,17 @@ def test_lapsvm_gamma_I_zero_is_svc():
 @pytest.mark.filterwarnings("ignore::semisup.graph.GraphWarning")  # blobs: 3 components
 def test_lapsvm_multiclass_one_vs_rest():
     X, y, y_true = blobs3()
-    for est in (LapSVM(gamma_A=1e-2, gamma_I=1e3, gamma=1.0),
-                LapSVM(gamma_A=1e-2, gamma_I=1e3, gamma=1.0, loss="squared_hinge")):
+    for est in (LapSVM(fallback="none", gamma_A=1e-2, gamma_I=1e3, gamma=1.0),
+                LapSVM(fallback="none",
+                       gamma_A=1e-2, gamma_I=1e3, gamma=1.0, loss="squared_hinge")):
         est.fit(X, y)
         assert est.alpha_.shape == (X.shape[0], 3)
         assert est.decision_function(X[:5]).shape == (5, 3)
         assert np.mean(est.transduction_ == y_true) > 0.95
     # output 1 is the binary problem "class 1 vs rest"
     yb = np.where(y == -1, -1, (y == 1).astype(int))
-    b = LapSVM(gamma_A=1e-2, gamma_I=1e3, gamma=1.0, tol=1e-9).fit(X, yb)
-    m = LapSVM(gamma_A=1e-2, gamma_I=1e3, gamma=1.0, tol=1e-9).fit(X, y)
+    b = LapSVM(fallback="none", gamma_A=1e-2, gamma_I=1e3, gamma=1.0, tol=1e-9).fit(X, yb)
+    m = LapSVM(fallback="none", gamma_A=1e-2, gamma_I=1e3, gamma=1.0, tol=1e-9).fit(X, y)
     np.testing.assert_allclose(b.training_scores_, m.training_scores_[:, 1], atol=1e-6)
 
 
@@ -297,9 +300,9 @@ def test_primal_warns_when_max_iter_reached():
 
 def test_primal_early_stopping_saves_iterations_and_keeps_labels():
     X, y, y_true = moons(300, per_class=2, seed=4)
-    full = LapSVM(gamma_A=1e-3, gamma_I=3e4, gamma=5.0, loss="squared_hinge",
+    full = LapSVM(fallback="none", gamma_A=1e-3, gamma_I=3e4, gamma=5.0, loss="squared_hinge",
                   tol=1e-8, max_iter=5000).fit(X, y)
-    early = LapSVM(gamma_A=1e-3, gamma_I=3e4, gamma=5.0, loss="squared_hinge",
+    early = LapSVM(fallback="none", gamma_A=1e-3, gamma_I=3e4, gamma=5.0, loss="squared_hinge",
                    tol=1e-8, max_iter=5000, early_stopping=0.0, check_every=10).fit(X, y)
     assert early.stopped_early_[0] and not full.stopped_early_[0]
     assert early.n_iter_[0] < full.n_iter_[0]
@@ -324,7 +327,8 @@ def test_deformed_kernel_turns_supervised_methods_into_laplacian_ones():
                  laplacian_power=1).fit(X, y)
     c = np.linalg.solve(Kt[np.ix_(lab, lab)] + gA * lab.size * np.eye(lab.size), yl)
     np.testing.assert_allclose(rls.training_scores_, Kt[:, lab] @ c, atol=1e-8)
-    svm = LapSVM(laplacian="unnormalized", gamma_A=gA, gamma_I=gI, gamma=g, tol=1e-10).fit(X, y)
+    svm = LapSVM(fallback="none",
+                 laplacian="unnormalized", gamma_A=gA, gamma_I=gI, gamma=g, tol=1e-10).fit(X, y)
     svc = SVC(kernel="precomputed", C=1 / (2 * gA * lab.size), tol=1e-10)
     svc.fit(Kt[np.ix_(lab, lab)], yl)
     np.testing.assert_allclose(svm.training_scores_, svc.decision_function(Kt[:, lab]),
@@ -336,7 +340,9 @@ def test_out_of_sample_precomputed_and_given_graph_paths_agree():
     X_new = make_moons(30, noise=0.1, random_state=5)[0]
     W = adjacency_graph(X, 6, warn=False)
     for cls in (LapRLS, LapSVM):
-        a = cls(gamma_A=1e-2, gamma_I=500.0, gamma=3.0).fit(X, y)
+        # LapSVM's guard runs on a alone (b's given graph and c's Gram matrix skip it)
+        published = {"fallback": "none"} if cls is LapSVM else {}
+        a = cls(gamma_A=1e-2, gamma_I=500.0, gamma=3.0, **published).fit(X, y)
         np.testing.assert_allclose(a.decision_function(X), a.training_scores_, atol=1e-9)
         b = cls(gamma_A=1e-2, gamma_I=500.0, gamma=3.0, graph=W).fit(X, y)
         c = cls(gamma_A=1e-2, gamma_I=500.0, kernel="precomputed", graph=W)

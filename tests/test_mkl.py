@@ -166,7 +166,7 @@ def test_one_kernel_equals_precomputed_svc(rng):
     Xt = rng.normal(size=(30, 3))
     gamma, C = 0.7, 3.0
     y = (y > 0).astype(int)                 # -1 would mark unlabeled rows
-    clf = MultipleKernelSVC(kernels=[{"kernel": "rbf", "gamma": gamma}], C=C,
+    clf = MultipleKernelSVC(fallback="none", kernels=[{"kernel": "rbf", "gamma": gamma}], C=C,
                             svm_tol=1e-9).fit(X, y)
 
     def K(A, B):
@@ -184,7 +184,8 @@ def test_estimator_solvers_agree_and_pickle(rng):
     labels = np.where(y > 0, "a", "b")
     objs = []
     for solver in SOLVERS:
-        clf = MultipleKernelSVC(kernels=simplemkl_kernels(3, widths=[0.5, 2.0]), C=10.0,
+        clf = MultipleKernelSVC(fallback="none",
+                                kernels=simplemkl_kernels(3, widths=[0.5, 2.0]), C=10.0,
                                 solver=solver, tol=1e-3, max_iter=1000).fit(X, labels)
         objs.append(clf.objective_[0])
         assert set(clf.predict(X)) <= {"a", "b"}
@@ -199,8 +200,8 @@ def test_float32_bank_and_multiclass(rng):
     X = rng.normal(size=(90, 2))
     y = np.argmax(X @ rng.normal(size=(2, 3)), axis=1)
     kernels = [{"kernel": "rbf", "gamma": g} for g in (0.3, 3.0)] + ["linear"]
-    a = MultipleKernelSVC(kernels=kernels, C=10.0).fit(X, y)
-    b = MultipleKernelSVC(kernels=kernels, C=10.0, dtype="float32").fit(X, y)
+    a = MultipleKernelSVC(fallback="none", kernels=kernels, C=10.0).fit(X, y)
+    b = MultipleKernelSVC(fallback="none", kernels=kernels, C=10.0, dtype="float32").fit(X, y)
     assert a.weights_.shape == (3, 3)
     assert b.bank_nbytes_ * 2 == a.bank_nbytes_
     np.testing.assert_allclose(a.objective_, b.objective_, rtol=2e-2)
@@ -220,15 +221,17 @@ def test_semi_supervised_deformed_kernels(rng):
     for c in (0, 1):
         y[np.flatnonzero(y_true == c)[:3]] = c
     kernels = [{"kernel": "rbf", "gamma": g} for g in (0.5, 2.0, 8.0)]
-    semi = MultipleKernelSVC(kernels=kernels, C=100.0, laplacian_ratio=10.0).fit(X, y)
-    sup = MultipleKernelSVC(kernels=kernels, C=100.0).fit(X[y >= 0], y[y >= 0])
+    semi = MultipleKernelSVC(fallback="none",
+                             kernels=kernels, C=100.0, laplacian_ratio=10.0).fit(X, y)
+    sup = MultipleKernelSVC(fallback="none", kernels=kernels, C=100.0).fit(X[y >= 0], y[y >= 0])
     unl = y == -1
     acc_semi = np.mean(semi.transduction_[unl] == y_true[unl])
     acc_sup = np.mean(sup.predict(X[unl]) == y_true[unl])
     assert acc_semi > 0.95 and acc_semi > acc_sup
     np.testing.assert_array_equal(semi.predict(X), semi.transduction_)
     # with r = 0 the deformation is the identity: the supervised fit on the labeled rows
-    flat = MultipleKernelSVC(kernels=kernels, C=100.0, laplacian_ratio=0.0).fit(X, y)
+    flat = MultipleKernelSVC(fallback="none",
+                             kernels=kernels, C=100.0, laplacian_ratio=0.0).fit(X, y)
     np.testing.assert_allclose(flat.decision_function(X), sup.decision_function(X),
                                atol=1e-4)
 
@@ -242,7 +245,7 @@ def test_deformation_is_eq_4_10(rng):
     y = np.full(30, -1)
     y[:4] = [0, 1, 0, 1]
     spec = {"kernel": "rbf", "gamma": 1.0}
-    clf = MultipleKernelSVC(kernels=[spec], C=1.0).fit(X, y)
+    clf = MultipleKernelSVC(fallback="none", kernels=[spec], C=1.0).fit(X, y)
     L = laplacian(adjacency_graph(X, n_neighbors=6)).toarray()
     K = evaluate_kernel(check_kernel_specs([spec], 2)[0], X)
     Kd = K - K @ np.linalg.solve(np.eye(30) + L @ K, L @ K)
@@ -269,7 +272,7 @@ def test_bad_input(rng, kwargs, match):
     X, y = toy(rng, n=20)
     y = (y > 0).astype(int)
     with pytest.raises(ValueError, match=match):
-        MultipleKernelSVC(**kwargs).fit(X, y)
+        MultipleKernelSVC(fallback="none", **kwargs).fit(X, y)
 
 
 def test_bank_rejects_mismatched_and_indefinite_matrices():
@@ -287,7 +290,7 @@ def test_memory_guard_refuses_before_allocating(rng):
     tracemalloc.start()
     try:
         with pytest.raises(ValueError, match="max_memory"):
-            MultipleKernelSVC(kernels="simplemkl", bank="packed").fit(X, y)
+            MultipleKernelSVC(fallback="none", kernels="simplemkl", bank="packed").fit(X, y)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -307,14 +310,16 @@ def test_semi_supervised_memory_guard_counts_the_deformation(rng):
     tracemalloc.start()
     try:
         with pytest.raises(ValueError, match="deformation columns.*max_memory"):
-            MultipleKernelSVC(kernels="simplemkl", max_memory=100 * 2**20).fit(X, y)
+            MultipleKernelSVC(fallback="none",
+                              kernels="simplemkl", max_memory=100 * 2**20).fit(X, y)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert peak < 20 * 2**20
     need = check_deformed_memory(143, 3000, 20, np.float64, np.inf)
     assert need == 143 * 210 * 8 + 143 * 3000 * 20 * 8 + 2 * 3000**2 * 8
-    small = MultipleKernelSVC(kernels=[{"kernel": "rbf", "gamma": 0.1}]).fit(X[:200], y[:200])
+    small = MultipleKernelSVC(fallback="none",
+                              kernels=[{"kernel": "rbf", "gamma": 0.1}]).fit(X[:200], y[:200])
     assert small.memory_nbytes_ == check_deformed_memory(1, 200, 20, np.float64, np.inf)
     assert small.bank_nbytes_ == 210 * 8
 

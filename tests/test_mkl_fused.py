@@ -144,8 +144,8 @@ def test_product_cache_gives_the_same_kernels_and_is_counted(problem, rng, monke
     from semisup import MultipleKernelSVC
 
     kw = dict(kernels=specs[:9], C=10.0)
-    packed = MultipleKernelSVC(**kw).fit(X, yc)
-    stream = MultipleKernelSVC(**kw, bank="streaming").fit(X, yc)
+    packed = MultipleKernelSVC(fallback="none", **kw).fit(X, yc)
+    stream = MultipleKernelSVC(fallback="none", **kw, bank="streaming").fit(X, yc)
     # one subset (all features), one block of 70 rows: 70 x 70 float64 products kept, on
     # top of the level method's two combined kernels and a 128 MiB block
     cache = 70 * 70 * 8
@@ -153,7 +153,8 @@ def test_product_cache_gives_the_same_kernels_and_is_counted(problem, rng, monke
     assert stream.memory_nbytes_ == 2 * 70 * 70 * 8 + 2**27 + cache
     np.testing.assert_allclose(stream.weights_, packed.weights_, atol=1e-6)
     # a cap that leaves no room for them: blocks of 256 x 70 bytes and no cache
-    no_room = MultipleKernelSVC(**kw, bank="streaming", max_memory=2 * 70 * 70 * 8 + 20_000)
+    no_room = MultipleKernelSVC(fallback="none",
+                                **kw, bank="streaming", max_memory=2 * 70 * 70 * 8 + 20_000)
     no_room.fit(X, yc)
     assert no_room.memory_nbytes_ == 2 * 70 * 70 * 8 + 256 * 70
     assert no_room.bank_nbytes_ == stream.bank_nbytes_ - cache

@@ -19,7 +19,7 @@ def test_level_mkl_heart_table_4_1(data_dir):
         idx = np.random.default_rng(seed).permutation(y.size)
         tr, te = idx[: y.size // 2], idx[y.size // 2:]
         mean, sd = X[tr].mean(0), X[tr].std(0)
-        clf = MultipleKernelSVC(kernels="simplemkl", C=100.0, solver="level").fit(
+        clf = MultipleKernelSVC(fallback="none", kernels="simplemkl", C=100.0, solver="level").fit(
             (X[tr] - mean) / sd, y[tr])
         assert clf.weights_.shape == (1, 13 * 14)                      # m = 182
         accs.append(clf.score((X[te] - mean) / sd, y[te]))
@@ -54,7 +54,8 @@ def test_semi_supervised_mkl_usps_table_4_3(data_dir):
         y_fit = np.full(400, -1)
         y_fit[lab] = y[lab]
         specs = simplemkl_kernels(Xs.shape[1], single_feature_kinds=("linear",))
-        clf = MultipleKernelSVC(kernels=specs, C=100.0, solver="level").fit(Xs, y_fit)
+        clf = MultipleKernelSVC(fallback="none",
+                                kernels=specs, C=100.0, solver="level").fit(Xs, y_fit)
         unl = y_fit == -1
         accs.append(np.mean(clf.transduction_[unl] == y[unl]))
         assert 1 <= clf.n_kernels_[0] <= 40

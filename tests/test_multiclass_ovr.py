@@ -29,10 +29,10 @@ def _three_blobs(n_per_class: int = 10, seed: int = 0):
 
 # small, fast settings (the equivalence holds for any parameters)
 CASES = {
-    "ConvexTSVM": (ConvexTSVM, dict(C_l=10.0)),
+    "ConvexTSVM": (ConvexTSVM, dict(C_l=10.0, fallback="none")),
     "SDPRelaxedTSVM": (SDPRelaxedTSVM, dict(C=10.0)),
     "RhoTSVM": (RhoTSVM, dict(rho=0.5, C=10.0)),
-    "MixtureSSL": (MixtureSSL, dict(random_state=0)),
+    "MixtureSSL": (MixtureSSL, dict(random_state=0, fallback="none")),
     "UniversumSVM": (UniversumSVM, dict(C=10.0)),
 }
 
@@ -82,7 +82,7 @@ def test_each_binary_problem_takes_its_class_prior():
     y[[2, 3]] = "ant"            # 4 'ant', 2 'bee', 2 'cat' labeled: unequal priors
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = ConvexTSVM(C_l=10.0).fit(X, y)
+        est = ConvexTSVM(C_l=10.0, fallback="none").fit(X, y)
     lab = y != "-1"
     for k, c in enumerate(est.classes_):
         ybar = float(np.mean(np.where(y[lab] == c, 1.0, -1.0)))
@@ -96,7 +96,7 @@ def test_per_class_positive_fraction_goes_to_its_problem():
     r = np.array([0.2, 0.3, 0.5])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = MixtureSSL(positive_fraction=r, random_state=0).fit(X, y)
+        est = MixtureSSL(positive_fraction=r, random_state=0, fallback="none").fit(X, y)
     assert [e.positive_fraction for e in est.estimators_] == pytest.approx(list(r))
     with pytest.raises(ValueError, match="one fraction per class"):
         MixtureSSL(positive_fraction=[0.2, 0.8]).fit(X, y)

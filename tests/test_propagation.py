@@ -19,7 +19,8 @@ from semisup.graph import GraphWarning, adjacency_graph
 from semisup.propagation import LabelPropagation, LabelSpreading
 from semisup.propagation._cg import block_pcg
 
-EXACT = dict(graph_method="exact", tol=1e-12, max_iter=5000)
+# the method as published (the default guard may replace it by SVC on these easy blobs)
+EXACT = dict(graph_method="exact", tol=1e-12, max_iter=5000, fallback="none")
 
 
 def _blobs(n_per=20, n_classes=3, d=4, labeled_per=2, spread=4.0, seed=0):
@@ -258,13 +259,15 @@ def test_component_without_labels_gets_the_prior_and_one_warning(Est):
 def test_iteration_limit_draws_one_convergence_warning_naming_max_iter():
     X, y, _ = _blobs(seed=9)
     with pytest.warns(ConvergenceWarning, match="max_iter") as record:
-        LabelPropagation(n_neighbors=6, graph_method="exact", tol=1e-12, max_iter=2).fit(X, y)
+        LabelPropagation(n_neighbors=6, graph_method="exact", tol=1e-12, max_iter=2,
+                         fallback="none").fit(X, y)
     assert len([w for w in record if issubclass(w.category, ConvergenceWarning)]) == 1
 
 
 def test_warm_start_refit_with_more_labels_starts_closer():
     X, y, _ = _blobs(n_per=60, seed=10)
-    params = dict(n_neighbors=6, graph_method="exact", tol=1e-10, max_iter=5000)
+    params = dict(n_neighbors=6, graph_method="exact", tol=1e-10, max_iter=5000,
+                  fallback="none")
     cold = LabelPropagation(**params).fit(X, y)
     warm = LabelPropagation(warm_start=True, **params).fit(X, y)
     warm.fit(X, y)
@@ -304,7 +307,8 @@ def test_property_distributions_and_labeled_rows(seed, n_classes, k, spreading):
     Est = LabelSpreading if spreading else LabelPropagation
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")                # disconnected graphs are allowed here
-        clf = Est(n_neighbors=k, graph_method="exact", tol=1e-10, max_iter=2000).fit(X, y)
+        clf = Est(n_neighbors=k, graph_method="exact", tol=1e-10, max_iter=2000,
+                  fallback="none").fit(X, y)
     for P in (clf.label_distributions_, clf.predict_proba(rng.normal(size=(7, 3)))):
         assert np.all(P >= 0)
         np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
@@ -320,7 +324,8 @@ def test_verbose_logs_the_graph_and_the_solve(caplog):
 
     X, y, _ = _blobs(seed=13)
     with caplog.at_level(logging.INFO, logger="semisup"):
-        LabelSpreading(n_neighbors=6, graph_method="exact", verbose=1).fit(X, y)
+        LabelSpreading(n_neighbors=6, graph_method="exact", verbose=1,
+                       fallback="none").fit(X, y)
     text = caplog.text
     assert "6-NN graph over 60 rows" in text
     assert "block CG over 60 rows x 3 classes" in text
@@ -359,7 +364,7 @@ def test_spreading_held_out_scores_equal_refits(n_classes):
     for (_, test), got in zip(folds, scores, strict=True):
         y_fold = y.copy()
         y_fold[labeled[test]] = -1
-        P = LabelSpreading(tol=1e-10).fit(X, y_fold).label_distributions_
+        P = LabelSpreading(tol=1e-10, fallback="none").fit(X, y_fold).label_distributions_
         ref = P[:, 1] - P[:, 0] if n_classes == 2 else P
         hidden = y_fold == -1
         np.testing.assert_allclose(got[hidden], ref[hidden], atol=1e-9)

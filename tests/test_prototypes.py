@@ -198,7 +198,8 @@ def test_square_loss_minimises_eq22(rng, kind, regularizer):
     X, y, _ = blobs(rng, n=80)
     V = select_prototypes(X, 10, random_state=0)
     gamma, C1, C2, scale = 0.2, 3.0, 0.5, 0.01
-    est = PrototypeVectorMachine(prototypes=V, gamma=gamma, C1=C1, C2=C2, laplacian=kind,
+    est = PrototypeVectorMachine(fallback="none",
+                                 prototypes=V, gamma=gamma, C1=C1, C2=C2, laplacian=kind,
                                  regularizer=regularizer, graph_scale=scale).fit(X, y)
     H, lab, A = pvm_dense_pieces(X, y, V, gamma, kind, scale, C2, regularizer)
     yl = np.where(y[lab] == 1, 1.0, -1.0)
@@ -231,7 +232,8 @@ def test_pvm_with_all_points_as_prototypes_is_laprls(rng, kind):
     Y = np.zeros(n)
     Y[lab] = np.where(y[lab] == 1, 1.0, -1.0)
     alpha = np.linalg.solve(J @ K + gA * l * np.eye(n) + gI * l / n ** 2 * L @ K, Y)
-    est = PrototypeVectorMachine(prototypes=X, gamma=gamma, regularizer="rkhs", C1=1.0 / l,
+    est = PrototypeVectorMachine(fallback="none",
+                                 prototypes=X, gamma=gamma, regularizer="rkhs", C1=1.0 / l,
                                  C2=gA, graph_scale=gI / n ** 2, laplacian=kind).fit(X, y)
     ref = kernel_matrix(Xt, X, gamma=gamma) @ alpha
     np.testing.assert_allclose(est.decision_function(Xt), ref, atol=1e-7)
@@ -248,7 +250,8 @@ def test_pvm_matches_semisup_manifold_laprls(rng):
     K = kernel_matrix(X, gamma=gamma)
     ref = LapRLS(gamma_A=gA, gamma_I=gI, gamma=gamma, graph=K,
                  laplacian="unnormalized", laplacian_power=1).fit(X, y)
-    est = PrototypeVectorMachine(prototypes=X, gamma=gamma, regularizer="rkhs", C1=1.0 / l,
+    est = PrototypeVectorMachine(fallback="none",
+                                 prototypes=X, gamma=gamma, regularizer="rkhs", C1=1.0 / l,
                                  C2=gA, graph_scale=gI / n ** 2,
                                  laplacian="unnormalized").fit(X, y)
     np.testing.assert_allclose(est.decision_function(Xt), ref.decision_function(Xt),
@@ -272,7 +275,7 @@ def test_multiclass_is_one_vs_rest_in_one_target_matrix(rng, loss):
     X, y, _ = blobs(rng, n=150, n_classes=3, n_labeled=5)
     V = select_prototypes(X, 15, random_state=0)
     params = dict(loss=loss, prototypes=V, gamma=0.2, C1=2.0, C2=0.1, tol=1e-10,
-                  random_state=0)
+                  random_state=0, fallback="none")
     multi = PrototypeVectorMachine(**params).fit(X, y)
     scores = multi.decision_function(X)
     assert scores.shape == (150, 3)
@@ -294,7 +297,8 @@ def test_hinge_loss_matches_cvxpy(rng, fit_intercept, kind):
     X, y, _ = blobs(rng, n=90, n_labeled=12, spread=1.0)
     V = select_prototypes(X, 12, random_state=0)
     gamma, C1, C2, scale = 0.3, 0.7, 0.2, 0.05
-    est = PrototypeVectorMachine(loss="hinge", prototypes=V, gamma=gamma, C1=C1, C2=C2,
+    est = PrototypeVectorMachine(fallback="none",
+                                 loss="hinge", prototypes=V, gamma=gamma, C1=C1, C2=C2,
                                  laplacian=kind, graph_scale=scale, fit_intercept=fit_intercept,
                                  tol=1e-10, random_state=0).fit(X, y)
     H, lab, A = pvm_dense_pieces(X, y, V, gamma, kind, scale, C2, "unlabeled")
@@ -338,13 +342,15 @@ def test_transduction_labels_and_string_classes(rng):
 def test_sparse_input_equals_dense_and_is_deterministic(rng, loss):
     X, y, _ = blobs(rng, n=100, d=6)
     X[np.abs(X) < 0.5] = 0.0
-    a = PrototypeVectorMachine(loss=loss, n_prototypes=10, random_state=4).fit(X, y)
-    b = PrototypeVectorMachine(loss=loss, n_prototypes=10,
+    a = PrototypeVectorMachine(fallback="none",
+                               loss=loss, n_prototypes=10, random_state=4).fit(X, y)
+    b = PrototypeVectorMachine(fallback="none", loss=loss, n_prototypes=10,
                                random_state=4).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(a.prototypes_, b.prototypes_, atol=1e-10)
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(sp.csr_matrix(X)),
                                atol=1e-6)
-    c = PrototypeVectorMachine(loss=loss, n_prototypes=10, random_state=4).fit(X, y)
+    c = PrototypeVectorMachine(fallback="none",
+                               loss=loss, n_prototypes=10, random_state=4).fit(X, y)
     np.testing.assert_array_equal(a.decision_function(X), c.decision_function(X))
     restored = pickle.loads(pickle.dumps(a))
     np.testing.assert_array_equal(restored.decision_function(X), a.decision_function(X))
@@ -353,12 +359,12 @@ def test_sparse_input_equals_dense_and_is_deterministic(rng, loss):
 def test_nearest_prototype_sparsification(rng):
     X, y, _ = blobs(rng, n=100)
     V = select_prototypes(X, 10, random_state=0)
-    dense = PrototypeVectorMachine(prototypes=V, gamma=0.3, C2=0.1).fit(X, y)
-    full = PrototypeVectorMachine(prototypes=V, gamma=0.3, C2=0.1,
+    dense = PrototypeVectorMachine(fallback="none", prototypes=V, gamma=0.3, C2=0.1).fit(X, y)
+    full = PrototypeVectorMachine(fallback="none", prototypes=V, gamma=0.3, C2=0.1,
                                   n_nearest_prototypes=10).fit(X, y)
     np.testing.assert_allclose(full.decision_function(X), dense.decision_function(X),
                                atol=1e-8)
-    sparse = PrototypeVectorMachine(prototypes=V, gamma=0.3, C2=0.1,
+    sparse = PrototypeVectorMachine(fallback="none", prototypes=V, gamma=0.3, C2=0.1,
                                     n_nearest_prototypes=3).fit(X, y)
     Ht = sparsify_rows(kernel_matrix(X, V, gamma=0.3), 3)
     np.testing.assert_allclose(sparse.decision_function(X),
@@ -422,7 +428,7 @@ def test_nystrom_label_spreading_with_all_landmarks_is_lgc(rng):
     """With V = X the Woodbury route must give LGC's closed form (eq. 8)."""
     X, y, _ = blobs(rng, n=70, n_classes=3, n_labeled=3)
     gamma, alpha = 0.4, 0.9
-    est = NystromLabelSpreading(prototypes=X, gamma=gamma, alpha=alpha).fit(X, y)
+    est = NystromLabelSpreading(fallback="none", prototypes=X, gamma=gamma, alpha=alpha).fit(X, y)
     K = kernel_matrix(X, gamma=gamma)
     s = 1.0 / np.sqrt(K.sum(axis=1))
     Q = s[:, None] * K * s[None, :]
@@ -446,7 +452,8 @@ def test_cluster_laprls_with_every_unlabeled_row_as_prototype_is_laprls(rng):
     X, y, _ = blobs(rng, n=60, n_labeled=4)
     lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
     gamma = 0.3
-    cb = ClusterLapRLS(prototypes=X[unl], gamma=gamma, gamma_A=1e-2, gamma_I=3.0).fit(X, y)
+    cb = ClusterLapRLS(fallback="none",
+                       prototypes=X[unl], gamma=gamma, gamma_A=1e-2, gamma_I=3.0).fit(X, y)
     order = np.r_[lab, unl]
     full = LapRLS(gamma_A=1e-2, gamma_I=3.0, gamma=gamma, laplacian="unnormalized",
                   laplacian_power=1,

@@ -49,7 +49,7 @@ def test_mnist_all_images_error_and_memory(mnist):
     assert X.shape == (29270, 784)
     target = _labels(y, 50, seed=0)
     est = PrototypeVectorMachine(n_prototypes=200, gamma=MNIST_BETA, C1=MNIST_C1,
-                                 random_state=0)
+                                 random_state=0, fallback="none")
     tracemalloc.start()
     est.fit(X, target)
     _, peak = tracemalloc.get_traced_memory()
@@ -73,14 +73,14 @@ def test_mnist_error_is_flat_in_n_and_grows_with_fewer_prototypes(mnist):
         rows = np.sort(rng.choice(y.size, n, replace=False))
         target = _labels(y[rows], 50, seed=n)
         est = PrototypeVectorMachine(n_prototypes=200, gamma=MNIST_BETA, C1=MNIST_C1,
-                                     random_state=0).fit(X[rows], target)
+                                     random_state=0, fallback="none").fit(X[rows], target)
         errors[n] = _error(est, y[rows], target)
     assert abs(errors[3000] - errors[12000]) < 4.0, errors     # measured 8-10 % at every n
     assert max(errors.values()) < 12.0, errors
     rows = np.sort(rng.choice(y.size, 12000, replace=False))
     target = _labels(y[rows], 50, seed=7)
     few = PrototypeVectorMachine(n_prototypes=25, gamma=MNIST_BETA, C1=MNIST_C1,
-                                 random_state=0).fit(X[rows], target)
+                                 random_state=0, fallback="none").fit(X[rows], target)
     assert _error(few, y[rows], target) > errors[12000] + 2.0
 
 
@@ -97,11 +97,12 @@ def test_sslbook_digit1_pvm_beats_nystrom_lgc(data_dir):
     errs = {"sqr": [], "hinge": [], "nys": []}
     for seed in range(3):
         target = _labels(y, 50, seed=seed)
-        for key, est in (("sqr", PrototypeVectorMachine(gamma=beta, random_state=0)),
+        published = {"random_state": 0, "fallback": "none"}
+        for key, est in (("sqr", PrototypeVectorMachine(gamma=beta, **published)),
                          ("hinge", PrototypeVectorMachine(loss="hinge", gamma=beta,
-                                                          random_state=0)),
+                                                          **published)),
                          ("nys", NystromLabelSpreading(alpha=0.5, gamma=0.72,
-                                                       random_state=0))):
+                                                       **published))):
             errs[key].append(_error(est.fit(b.X, target), y, target))
     means = {k: float(np.mean(v)) for k, v in errs.items()}
     assert means["sqr"] < 5.5 and means["hinge"] < 5.5, means
@@ -119,5 +120,6 @@ def test_usps_full_ten_classes(data_dir):
         pytest.skip(str(exc))
     target = _labels(y, 50, seed=0)
     for loss in ("square", "hinge"):
-        est = PrototypeVectorMachine(loss=loss, gamma=0.52, C1=1.0, random_state=0)
+        est = PrototypeVectorMachine(loss=loss, gamma=0.52, C1=1.0, random_state=0,
+                                     fallback="none")
         assert _error(est.fit(X, target), y, target) < 9.5, loss

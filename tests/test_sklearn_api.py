@@ -202,7 +202,7 @@ def test_convex_tsvm_fully_labeled_is_the_kernel_svm():
 
     X, y = _labeled_blobs(50, seed=1)
     with pytest.warns(UserWarning, match="no unlabeled rows"):
-        est = ConvexTSVM(gamma=0.5, C_l=2.0).fit(X, y)
+        est = ConvexTSVM(gamma=0.5, C_l=2.0, fallback="none").fit(X, y)
     ref = SVC(kernel="precomputed", C=2.0, tol=1e-8).fit(
         kernel_matrix(X, kernel="rbf", gamma=0.5), y)
     Xt = np.random.default_rng(2).normal(size=(15, 2))

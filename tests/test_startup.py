@@ -113,8 +113,10 @@ def test_cli_model_matches_estimators(algorithm):
     y_est = (y > 0).astype(int)
     y_est[60:] = -1
     kw = dict(lam=0.01, lam_u=1.0, positive_fraction=0.5)
+    # SVMlin's algorithms as published: the estimators without the guard of fallback="cv"
     est = [RLSClassifier(lam=0.01), L2SVM(lam=0.01, solver="mfn"),
-           TransductiveSVM(max_switches=10000, **kw), DeterministicAnnealingSVM(**kw)][algorithm]
+           TransductiveSVM(max_switches=10000, fallback="none", **kw),
+           DeterministicAnnealingSVM(fallback="none", **kw)][algorithm]
     est.fit(X, y_est)
     model = SVMlinModel(algorithm, max_switches=10000, **kw).fit(X, y_est)
     np.testing.assert_allclose(model.coef_, est.coef_, rtol=1e-10, atol=1e-12)

@@ -45,7 +45,8 @@ def test_ctsvm_hard_margin_lower_bounds_enumerated_tsvm():
     """n = 10: the relaxation (eq. 3.8) never exceeds the exact TSVM optimum of eq. 3.6."""
     X, y, yt = blobs(n=10, l_per_class=2, sep=1.5, seed=3)
     gamma, ridge = 0.5, 1e-2
-    est = ConvexTSVM(C_l=np.inf, kernel="rbf", gamma=gamma, ridge=ridge, epsilon=0.6,
+    est = ConvexTSVM(fallback="none",
+                     C_l=np.inf, kernel="rbf", gamma=gamma, ridge=ridge, epsilon=0.6,
                      solver="clarabel", tol=1e-8).fit(X, y)
     Kc, _, _ = centre_kernel(kernel_matrix(X, kernel="rbf", gamma=gamma))
     Kc += ridge * np.mean(np.diag(Kc)) * np.eye(10)
@@ -97,7 +98,8 @@ def test_rtsvm_lower_bounds_enumerated_labelings():
 @pytest.mark.parametrize("solver", ["scs", "lowrank"])
 def test_recovered_w_satisfies_eq_3_6(solver):
     X, y, _ = blobs(n=30, seed=2)
-    est = ConvexTSVM(C_l=np.inf, gamma=0.5, solver=solver, epsilon=0.5, tol=1e-6).fit(X, y)
+    est = ConvexTSVM(fallback="none",
+                     C_l=np.inf, gamma=0.5, solver=solver, epsilon=0.5, tol=1e-6).fit(X, y)
     z = est.relaxed_scores_
     lab, unl = y != -1, y == -1
     y_l = np.where(y[lab] == 1, 1.0, -1.0)
@@ -110,8 +112,8 @@ def test_recovered_w_satisfies_eq_3_6(solver):
 def test_exact_and_lowrank_routes_agree():
     X, y, yt = blobs(n=40, seed=0)
     kw = dict(C_l=10.0, gamma=0.5, tol=1e-7)
-    exact = ConvexTSVM(solver="clarabel", **kw).fit(X, y)
-    low = ConvexTSVM(solver="lowrank", **kw).fit(X, y)
+    exact = ConvexTSVM(fallback="none", solver="clarabel", **kw).fit(X, y)
+    low = ConvexTSVM(fallback="none", solver="lowrank", **kw).fit(X, y)
     assert abs(exact.objective_ - low.objective_) <= 1e-4 * exact.objective_
     np.testing.assert_array_equal(exact.transduction_, low.transduction_)
     np.testing.assert_allclose(exact.relaxed_scores_, low.relaxed_scores_, atol=1e-2)
@@ -120,7 +122,7 @@ def test_exact_and_lowrank_routes_agree():
     assert low.objective_ - low.dual_objective_ <= 1e-5 * low.objective_
     # the relaxation uses the unlabeled rows (the intercept degeneracy is avoided)
     assert low.gamma_dual_[y == -1].sum() > 1e-2
-    scs = ConvexTSVM(solver="scs", **kw).fit(X, y)
+    scs = ConvexTSVM(fallback="none", solver="scs", **kw).fit(X, y)
     assert abs(scs.objective_ - exact.objective_) <= 2e-3 * exact.objective_
 
 
@@ -134,8 +136,8 @@ def test_linear_features_route_matches_exact_on_sparse_input():
     lab = np.r_[np.flatnonzero(yt == 0)[:3], np.flatnonzero(yt == 1)[:3]]
     y[lab] = yt[lab]
     kw = dict(C_l=5.0, kernel="linear", tol=1e-7)
-    exact = ConvexTSVM(solver="clarabel", **kw).fit(X.toarray(), y)
-    low = ConvexTSVM(solver="lowrank", **kw).fit(X, y)
+    exact = ConvexTSVM(fallback="none", solver="clarabel", **kw).fit(X.toarray(), y)
+    low = ConvexTSVM(fallback="none", solver="lowrank", **kw).fit(X, y)
     assert abs(exact.objective_ - low.objective_) <= 1e-4 * exact.objective_
     np.testing.assert_array_equal(exact.transduction_, low.transduction_)
     # out of sample: the linear expansion equals the kernel expansion of the exact route
@@ -145,27 +147,31 @@ def test_linear_features_route_matches_exact_on_sparse_input():
 
 def test_intercept_variant_and_squared_slack_run_and_use_the_ridge():
     X, y, _ = blobs(n=24, seed=4)
-    free = ConvexTSVM(C_l=10.0, gamma=0.5, fit_intercept=True, intercept_ridge=1e-8,
+    free = ConvexTSVM(fallback="none",
+                      C_l=10.0, gamma=0.5, fit_intercept=True, intercept_ridge=1e-8,
                       solver="clarabel").fit(X, y)
     # the degeneracy of digest §2.6: with (almost) no ridge on A the unlabeled multipliers vanish
     assert free.gamma_dual_[y == -1].sum() <= 1e-3
-    ridged = ConvexTSVM(C_l=10.0, gamma=0.5, fit_intercept=True, intercept_ridge=1e-2,
+    ridged = ConvexTSVM(fallback="none",
+                        C_l=10.0, gamma=0.5, fit_intercept=True, intercept_ridge=1e-2,
                         solver="clarabel").fit(X, y)
     assert ridged.gamma_dual_[y == -1].sum() <= 1e-2 * 25 + 1e-4    # bound mu (n + 1)
-    sq = ConvexTSVM(C_l=10.0, gamma=0.5, slack="squared", solver="clarabel").fit(X, y)
+    sq = ConvexTSVM(fallback="none",
+                    C_l=10.0, gamma=0.5, slack="squared", solver="clarabel").fit(X, y)
     assert np.isfinite(sq.objective_) and sq.transduction_.shape == (24,)
 
 
 def test_out_of_sample_rules():
     X, y, yt = blobs(n=60, seed=6)
     Xt, _, yt_test = blobs(n=60, seed=7, l_per_class=0)
-    est = ConvexTSVM(C_l=10.0, gamma=0.5, solver="lowrank").fit(X, y)
+    est = ConvexTSVM(fallback="none", C_l=10.0, gamma=0.5, solver="lowrank").fit(X, y)
     # the expansion reproduces the relaxed scores: (K_c + r I) beta = z
     ridge = est.ridge * np.mean(np.diag(centre_kernel(kernel_matrix(X, gamma=est.gamma_))[0]))
     np.testing.assert_allclose(est.decision_function(X) + ridge * est._beta,
                                est.relaxed_scores_, atol=1e-6)
     assert np.mean(est.predict(Xt) == yt_test) >= 0.9
-    svm = ConvexTSVM(C_l=10.0, gamma=0.5, solver="lowrank", out_of_sample="svm").fit(X, y)
+    svm = ConvexTSVM(fallback="none",
+                     C_l=10.0, gamma=0.5, solver="lowrank", out_of_sample="svm").fit(X, y)
     assert np.mean(svm.predict(X) == svm.transduction_) >= 0.95
     assert np.mean(svm.predict(Xt) == yt_test) >= 0.9
     assert np.mean(est.transduction_[y == -1] == yt[y == -1]) >= 0.9
@@ -173,7 +179,8 @@ def test_out_of_sample_rules():
 
 def test_eigenvector_rounding_and_pickle():
     X, y, yt = blobs(n=40, seed=8)
-    est = ConvexTSVM(C_l=10.0, gamma=0.5, solver="lowrank", rounding="eigenvector").fit(X, y)
+    est = ConvexTSVM(fallback="none",
+                     C_l=10.0, gamma=0.5, solver="lowrank", rounding="eigenvector").fit(X, y)
     np.testing.assert_array_equal(est.transduction_[y != -1], y[y != -1])
     assert np.mean(est.transduction_ == yt) >= 0.9
     clone = pickle.loads(pickle.dumps(est))
@@ -212,7 +219,7 @@ def test_balanced_rounding_restores_the_balance_the_signs_break():
     X, y, yt = blobs(n=60, seed=11, d=3)
     unl = y == -1
     with pytest.warns(CollapseWarning, match="rounding='balanced'"):
-        sign = ConvexTSVM(C_l=1.0, kernel="linear", solver="lowrank", offset=-20.0,
+        sign = ConvexTSVM(fallback="none", C_l=1.0, kernel="linear", solver="lowrank", offset=-20.0,
                           rounding="sign").fit(X, y)
     assert np.all(sign.transduction_[unl] == 0) and sign.threshold_ == 0.0
     # no unlabeled multiplier is active there (the low-rank certificate once failed in
@@ -221,7 +228,7 @@ def test_balanced_rounding_restores_the_balance_the_signs_break():
     assert abs(sign.objective_ - sign.dual_objective_) <= 1e-4 * sign.objective_
     with warnings.catch_warnings():
         warnings.simplefilter("error", CollapseWarning)
-        bal = ConvexTSVM(C_l=1.0, kernel="linear", solver="lowrank", offset=-20.0,
+        bal = ConvexTSVM(fallback="none", C_l=1.0, kernel="linear", solver="lowrank", offset=-20.0,
                          rounding="balanced").fit(X, y)
     np.testing.assert_array_equal(bal.relaxed_scores_, sign.relaxed_scores_)
     y_u = np.where(bal.transduction_[unl] == 1, 1.0, -1.0)
@@ -233,8 +240,10 @@ def test_balanced_rounding_restores_the_balance_the_signs_break():
     assert np.sum(bal.transduction_[unl] == 1) == np.ceil(0.25 * unl.sum())
     assert np.all(yt[unl][bal.transduction_[unl] == 1] == 1)
     # on a fit whose signs keep the balance it is the sign rounding itself
-    plain = ConvexTSVM(C_l=1.0, kernel="linear", solver="lowrank", rounding="sign").fit(X, y)
-    same = ConvexTSVM(C_l=1.0, kernel="linear", solver="lowrank", rounding="balanced").fit(X, y)
+    plain = ConvexTSVM(fallback="none",
+                       C_l=1.0, kernel="linear", solver="lowrank", rounding="sign").fit(X, y)
+    same = ConvexTSVM(fallback="none",
+                      C_l=1.0, kernel="linear", solver="lowrank", rounding="balanced").fit(X, y)
     assert same.threshold_ == 0.0
     np.testing.assert_array_equal(same.transduction_, plain.transduction_)
     np.testing.assert_array_equal(same.decision_function(X), plain.decision_function(X))
@@ -243,8 +252,8 @@ def test_balanced_rounding_restores_the_balance_the_signs_break():
 def test_precomputed_kernel_matches_rbf():
     X, y, _ = blobs(n=30, seed=9)
     K = kernel_matrix(X, kernel="rbf", gamma=0.5)
-    a = ConvexTSVM(C_l=10.0, gamma=0.5, solver="lowrank").fit(X, y)
-    b = ConvexTSVM(C_l=10.0, kernel="precomputed", solver="lowrank").fit(K, y)
+    a = ConvexTSVM(fallback="none", C_l=10.0, gamma=0.5, solver="lowrank").fit(X, y)
+    b = ConvexTSVM(fallback="none", C_l=10.0, kernel="precomputed", solver="lowrank").fit(K, y)
     assert abs(a.objective_ - b.objective_) <= 1e-6 * a.objective_
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(K), atol=1e-6)
 
@@ -278,25 +287,25 @@ def test_bad_input_errors(monkeypatch):
     X, y, _ = blobs(n=20)
     one_class = np.where(y == 1, -1, y)
     with pytest.raises(ValueError, match="class"):
-        ConvexTSVM().fit(X, one_class)
+        ConvexTSVM(fallback="none").fit(X, one_class)
     with pytest.warns(UserWarning, match="no unlabeled"):     # the supervised limit (issue 27)
-        ConvexTSVM().fit(X, np.where(y == -1, 0, y))
+        ConvexTSVM(fallback="none").fit(X, np.where(y == -1, 0, y))
     K = kernel_matrix(X, gamma=0.5)
     K[0, 1] = K[1, 0] = 5.0
     with pytest.raises(ValueError, match="positive semi-definite"):
-        ConvexTSVM(kernel="precomputed").fit(K, y)
+        ConvexTSVM(fallback="none", kernel="precomputed").fit(K, y)
     with pytest.raises(ValueError, match="lowrank"):
-        ConvexTSVM(solver="scs", max_exact=10).fit(X, y)
+        ConvexTSVM(fallback="none", solver="scs", max_exact=10).fit(X, y)
     with pytest.raises(ValueError, match="ConvexTSVM"):
         SDPRelaxedTSVM(max_n=10).fit(X, y)
     with pytest.raises(ValueError, match="C_l"):
-        ConvexTSVM(C_l=-1).fit(X, y)
+        ConvexTSVM(fallback="none", C_l=-1).fit(X, y)
     # a third class is solved one-vs-rest (tests/test_multiclass_ovr.py), not refused
-    three = ConvexTSVM().fit(X, np.where(np.arange(20) == 3, 2, y))
+    three = ConvexTSVM(fallback="none").fit(X, np.where(np.arange(20) == 3, 2, y))
     assert three.decision_function(X).shape == (20, 3)
     monkeypatch.setattr(cp, "installed_solvers", lambda: ["SCS"])
     with pytest.raises(ImportError, match="pip install"):
-        ConvexTSVM(solver="clarabel").fit(X, y)
+        ConvexTSVM(fallback="none", solver="clarabel").fit(X, y)
 
 
 def test_box_qp_matches_cvxpy():
@@ -320,8 +329,8 @@ def test_prior_offset_routes_agree_on_imbalanced_data():
     lab = np.r_[np.flatnonzero(yt == 0)[:4], np.flatnonzero(yt == 1)[:2]]
     y[lab] = yt[lab]
     kw = dict(C_l=10.0, gamma=0.5, tol=1e-7, offset="prior")
-    exact = ConvexTSVM(solver="clarabel", **kw).fit(X, y)
-    low = ConvexTSVM(solver="lowrank", **kw).fit(X, y)
+    exact = ConvexTSVM(fallback="none", solver="clarabel", **kw).fit(X, y)
+    low = ConvexTSVM(fallback="none", solver="lowrank", **kw).fit(X, y)
     assert exact.offset_ == pytest.approx(-1.0 / 3.0)
     assert abs(exact.objective_ - low.objective_) <= 1e-4 * exact.objective_
     np.testing.assert_array_equal(exact.transduction_, low.transduction_)
@@ -363,8 +372,8 @@ def test_ctsvm_tsvm_refinement_descends_from_the_rounded_labels(solver):
     # a hard draw (the rounding is poor, so the TSVM has labels to switch)
     X, y, yt = blobs(n=60, l_per_class=3, sep=1.0, seed=3)
     kw = dict(C_l=10.0, gamma=0.5, solver=solver)
-    plain = ConvexTSVM(**kw).fit(X, y)
-    ref = ConvexTSVM(refine="tsvm", **kw).fit(X, y)
+    plain = ConvexTSVM(fallback="none", **kw).fit(X, y)
+    ref = ConvexTSVM(fallback="none", refine="tsvm", **kw).fit(X, y)
     unl = y == -1
     info = ref.fit_results_["refine"]
     # the same relaxation, refined labels: a descent of the TSVM objective from the rounding
@@ -374,7 +383,7 @@ def test_ctsvm_tsvm_refinement_descends_from_the_rounded_labels(solver):
     assert changed == info["changed"]
     assert np.sum(ref.transduction_[unl] == 1) == np.sum(plain.transduction_[unl] == 1)
     with pytest.raises(ValueError, match="refine"):
-        ConvexTSVM(refine="da").fit(X, y)
+        ConvexTSVM(fallback="none", refine="da").fit(X, y)
 
 
 # ---------------------------------------------------------------- low-rank solver parts

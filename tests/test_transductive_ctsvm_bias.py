@@ -44,8 +44,8 @@ def test_prior_rounding_keeps_the_labeled_balance_within_one_standard_error(kern
     unl, lab = y == -1, y != -1
     y_l = np.where(y[lab] == 1, 1.0, -1.0)
     kw = dict(C_l=10.0, kernel=kernel, solver="lowrank", offset="none", tol=1e-6)
-    sign = ConvexTSVM(rounding="sign", **kw).fit(X, y)
-    prior = ConvexTSVM(rounding="prior", **kw).fit(X, y)
+    sign = ConvexTSVM(fallback="none", rounding="sign", **kw).fit(X, y)
+    prior = ConvexTSVM(fallback="none", rounding="prior", **kw).fit(X, y)
     np.testing.assert_array_equal(prior.relaxed_scores_, sign.relaxed_scores_)
     y_u = np.where(prior.transduction_[unl] == 1, 1.0, -1.0)
     se = prior_standard_error(y_l)
@@ -65,7 +65,7 @@ def test_prior_rounding_keeps_the_labeled_balance_within_one_standard_error(kern
 def test_prior_rounding_errors_and_other_roundings_unchanged():
     X, y, _ = imbalanced_blobs(60, seed=1)
     with pytest.raises(ValueError, match="rounding must be 'sign', 'balanced', 'prior'"):
-        ConvexTSVM(rounding="bias").fit(X, y)
+        ConvexTSVM(fallback="none", rounding="bias").fit(X, y)
 
 
 def test_kernel_route_adaptive_penalty_converges_where_the_fixed_one_hit_the_cap():
@@ -82,7 +82,7 @@ def test_kernel_route_adaptive_penalty_converges_where_the_fixed_one_hit_the_cap
     y[lab] = yt[lab]
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        est = ConvexTSVM(C_l=100.0, solver="lowrank", offset="none").fit(X, y)
+        est = ConvexTSVM(fallback="none", C_l=100.0, solver="lowrank", offset="none").fit(X, y)
     assert est.fit_results_["status"] == "converged" and est.n_iter_ < 100
     assert est.lmi_min_eig_ >= -1e-5
     assert est.objective_ - est.dual_objective_ <= 1e-5 * est.objective_
@@ -95,8 +95,8 @@ def test_nystroem_route_with_every_landmark_matches_the_kernel_route():
     solves the kernel route's problem: same optimum, scores and out-of-sample values."""
     X, y, _ = imbalanced_blobs(90, frac_pos=0.5, seed=2)
     kw = dict(C_l=10.0, gamma=0.3, tol=1e-7, offset="none")
-    dense = ConvexTSVM(solver="lowrank", **kw).fit(X, y)
-    nys = ConvexTSVM(solver="nystroem", n_components=90, **kw).fit(X, y)
+    dense = ConvexTSVM(fallback="none", solver="lowrank", **kw).fit(X, y)
+    nys = ConvexTSVM(fallback="none", solver="nystroem", n_components=90, **kw).fit(X, y)
     assert nys.solver_ == "nystroem"
     assert abs(nys.objective_ - dense.objective_) <= 1e-5 * dense.objective_
     np.testing.assert_allclose(nys.relaxed_scores_, dense.relaxed_scores_, atol=1e-4)
@@ -105,40 +105,40 @@ def test_nystroem_route_with_every_landmark_matches_the_kernel_route():
                                atol=1e-4)
     np.testing.assert_array_equal(nys.predict(Xt), dense.predict(Xt))
     # fewer landmarks: a close optimum (the approximation only removes kernel mass)
-    few = ConvexTSVM(solver="nystroem", n_components=30, **kw).fit(X, y)
+    few = ConvexTSVM(fallback="none", solver="nystroem", n_components=30, **kw).fit(X, y)
     assert few.fit_results_["status"] == "converged"
     assert np.mean(few.transduction_ == dense.transduction_) >= 0.9
 
 
 def test_auto_takes_the_nystroem_route_beyond_the_dense_ceiling(monkeypatch):
     X, y, _ = imbalanced_blobs(80, frac_pos=0.5, seed=4)
-    assert ConvexTSVM(C_l=1.0).fit(X, y).solver_ == "lowrank"
+    assert ConvexTSVM(fallback="none", C_l=1.0).fit(X, y).solver_ == "lowrank"
     monkeypatch.setattr(ctsvm_module, "DENSE_KERNEL_MAX", 50)
-    est = ConvexTSVM(C_l=1.0, n_components=40).fit(X, y)
+    est = ConvexTSVM(fallback="none", C_l=1.0, n_components=40).fit(X, y)
     assert est.solver_ == "nystroem" and est._nystroem.components_.shape[0] == 40
     # the linear kernel keeps its feature route (whose fixed penalty needs more than the
     # 200-round cap on this toy: not what is checked here)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        assert ConvexTSVM(C_l=1.0, kernel="linear").fit(X, y).solver_ == "lowrank"
+        assert ConvexTSVM(fallback="none", C_l=1.0, kernel="linear").fit(X, y).solver_ == "lowrank"
 
 
 def test_nystroem_route_bad_input_errors():
     X, y, _ = imbalanced_blobs(40, frac_pos=0.5, seed=5)
     with pytest.raises(ValueError, match="solver='nystroem' needs kernel='rbf' or 'poly'"):
-        ConvexTSVM(solver="nystroem", kernel="linear").fit(X, y)
+        ConvexTSVM(fallback="none", solver="nystroem", kernel="linear").fit(X, y)
     with pytest.raises(ValueError, match="out_of_sample='svm' needs the n x n kernel"):
-        ConvexTSVM(solver="nystroem", out_of_sample="svm").fit(X, y)
+        ConvexTSVM(fallback="none", solver="nystroem", out_of_sample="svm").fit(X, y)
     with pytest.raises(ValueError, match="n_components"):
-        ConvexTSVM(solver="nystroem", n_components=0).fit(X, y)
+        ConvexTSVM(fallback="none", solver="nystroem", n_components=0).fit(X, y)
 
 
 def test_prior_rounding_on_the_exact_route_matches_the_low_rank_route():
     pytest.importorskip("cvxpy")
     X, y, _ = imbalanced_blobs(40, frac_pos=0.3, l=8, seed=6)
     kw = dict(C_l=10.0, gamma=0.5, tol=1e-7, offset="none", rounding="prior")
-    exact = ConvexTSVM(solver="clarabel", **kw).fit(X, y)
-    low = ConvexTSVM(solver="lowrank", **kw).fit(X, y)
+    exact = ConvexTSVM(fallback="none", solver="clarabel", **kw).fit(X, y)
+    low = ConvexTSVM(fallback="none", solver="lowrank", **kw).fit(X, y)
     np.testing.assert_array_equal(exact.transduction_, low.transduction_)
     unl = y == -1
     np.testing.assert_array_equal(exact.decision_function(X[unl]) > 0,

@@ -24,7 +24,7 @@ def test_ctsvm_breast_table_3_2(data_dir):
     ys = np.full(y.size, -1)
     ys[lab] = y[lab]
     unl = ys == -1
-    est = ConvexTSVM(C_l=1.0, kernel="linear", solver="lowrank").fit(X, ys)
+    est = ConvexTSVM(fallback="none", C_l=1.0, kernel="linear", solver="lowrank").fit(X, ys)
     acc = np.mean(est.transduction_[unl] == y[unl])
     K = X @ X.T
     svm = fit_precomputed_svm(K[np.ix_(lab, lab)], np.where(y[lab] == 1, 1.0, -1.0), 1.0)

@@ -363,14 +363,14 @@ def test_mixture_sdp_rounding_options():
     kw = dict(method="sdp", sdp_max_iter=1000, C_L=10.0, C_U=10.0, C_irrelevant=30.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sign = MixtureSSL(rounding="sign", **kw).fit(X, y)
-        search = MixtureSSL(random_state=1, **kw).fit(X, y)
+        sign = MixtureSSL(fallback="none", rounding="sign", **kw).fit(X, y)
+        search = MixtureSSL(fallback="none", random_state=1, **kw).fit(X, y)
     assert search.objective_ <= sign.objective_ * (1 + 1e-9)
     assert search.rounding_.sign_objective == pytest.approx(sign.objective_, rel=1e-6)
     assert search.objective_ == pytest.approx(search.rounding_.objective, rel=1e-6)
     pickle.loads(pickle.dumps(search))
     with pytest.raises(ValueError, match="rounding"):
-        MixtureSSL(method="sdp", rounding="random").fit(X, y)
+        MixtureSSL(fallback="none", method="sdp", rounding="random").fit(X, y)
 
 
 def _squared_refit_objective(X, y, labels_u, relevant, C_L, C_U, eps):
@@ -400,8 +400,8 @@ def test_alternating_no_worse_than_rounded_sdp(seed):
         warnings.simplefilter("ignore")
         # SCS needs ~20,000 iterations on seed 0 (2-D data: a rank-3 kernel); the rounding
         # does not need that accuracy, and the relaxation gap dwarfs the solver's error
-        sdp = MixtureSSL(method="sdp", sdp_max_iter=3000, **kw).fit(X, y)
-    alt = MixtureSSL(polish=True, late_membership=False, **kw).fit(X, y)
+        sdp = MixtureSSL(fallback="none", method="sdp", sdp_max_iter=3000, **kw).fit(X, y)
+    alt = MixtureSSL(fallback="none", polish=True, late_membership=False, **kw).fit(X, y)
     unl = y == -1
     ref = _squared_refit_objective(X, y, sdp.sdp_labels_, sdp.relevant_[unl], 10.0, 10.0, 0.2)
     assert alt.objective_ <= ref * (1 + 1e-6)
@@ -413,7 +413,7 @@ def test_without_irrelevant_option_it_is_the_tsvm(rng):
     yt = np.where(X[:, 0] + 0.2 * rng.normal(size=300) > 0, 1, 0)
     y = np.where(np.arange(300) < 20, yt, -1)
     C_L, C_U = 2.0, 0.05
-    m = MixtureSSL(C_L=C_L, C_U=C_U, allow_irrelevant=False).fit(X, y)
+    m = MixtureSSL(fallback="none", C_L=C_L, C_U=C_U, allow_irrelevant=False).fit(X, y)
     lam = 1 / (2 * 20 * C_L)
     lam_u = 2 * 280 * lam * C_U
     t = TransductiveSVM(lam=lam, lam_u=lam_u, lam_u_init=1e-5 * lam_u).fit(X, y)
@@ -458,13 +458,13 @@ def test_final_phase_only_lowers_problem_one():
     for seed in range(3):
         X, y, _, _ = mixture_data(np.random.default_rng(seed), std_irr=0.2)
         kw = dict(C_L=10.0, C_U=10.0, C_irrelevant=30.0, epsilon=0.2)
-        off = MixtureSSL(polish=False, late_membership=False, **kw).fit(X, y)
-        on = MixtureSSL(polish=True, late_membership=False, **kw).fit(X, y)
+        off = MixtureSSL(fallback="none", polish=False, late_membership=False, **kw).fit(X, y)
+        on = MixtureSSL(fallback="none", polish=True, late_membership=False, **kw).fit(X, y)
         assert on.objective_ <= off.objective_ * (1 + 1e-9)
         assert not any(h["moved"] < 0 for h in off.fit_result_.history)
     assert any(h["moved"] < 0 for h in on.fit_result_.history)
     with pytest.raises(ValueError, match="polish"):
-        MixtureSSL(polish="no").fit(X, y)
+        MixtureSSL(fallback="none", polish="no").fit(X, y)
 
 
 def test_fixed_memberships_oracle():
@@ -504,11 +504,12 @@ def test_late_membership_follows_the_tsvm_until_the_final_weight():
     assert len(final) > 1 and np.all(np.diff(final) <= 1e-9 * abs(final[0]))
     # the estimator's option runs this route (Design(X) carries the constant feature)
     X, y, _, _ = mixture_data(np.random.default_rng(7), std_irr=0.1)
-    m = MixtureSSL(C_L=100.0, C_U=100.0, polish=False, late_membership=True).fit(X, y)
+    m = MixtureSSL(fallback="none",
+                   C_L=100.0, C_U=100.0, polish=False, late_membership=True).fit(X, y)
     np.testing.assert_allclose(np.r_[m.coef_.ravel(), m.intercept_], late.w, rtol=1e-5,
                                atol=1e-8)
     with pytest.raises(ValueError, match="late_membership"):
-        MixtureSSL(late_membership=1.5).fit(X, y)
+        MixtureSSL(fallback="none", late_membership=1.5).fit(X, y)
 
 
 def _mixture_terms_reference(y_l, labels_u, relevant, lam_u, lam_i, eps, o):
@@ -526,7 +527,7 @@ def test_mixture_flags_irrelevant_points_and_beats_tsvm_on_chapter7_data():
     errs = []
     for _ in range(3):
         X, y, Xt, yt = mixture_data(rng, std_irr=0.1)
-        m = MixtureSSL(C_L=100, C_U=100, epsilon=0.2, polish=True,
+        m = MixtureSSL(fallback="none", C_L=100, C_U=100, epsilon=0.2, polish=True,
                        late_membership=False).fit(X, y)
         irr = m.relevant_[70:]
         rel = m.relevant_[10:70]
@@ -541,20 +542,20 @@ def test_mixture_flags_irrelevant_points_and_beats_tsvm_on_chapter7_data():
 def test_mixture_bad_input_and_documented_behaviour(rng):
     X, y, _, _ = mixture_data(rng)
     with pytest.raises(ValueError, match="max_sdp_rows"):
-        MixtureSSL(method="sdp", max_sdp_rows=50).fit(X, y)
+        MixtureSSL(fallback="none", method="sdp", max_sdp_rows=50).fit(X, y)
     with pytest.raises(ValueError, match="method"):
-        MixtureSSL(method="mip").fit(X, y)
+        MixtureSSL(fallback="none", method="mip").fit(X, y)
     with pytest.raises(ValueError, match="sdp_tol"):
-        MixtureSSL(method="sdp", sdp_tol=0.0).fit(X, y)
+        MixtureSSL(fallback="none", method="sdp", sdp_tol=0.0).fit(X, y)
     with pytest.raises(ValueError, match="no labeled rows"):
-        MixtureSSL().fit(X, -np.ones(len(y)))
+        MixtureSSL(fallback="none").fit(X, -np.ones(len(y)))
     # three classes: one-vs-rest (tests/test_multiclass_ovr.py), not refused
-    three = MixtureSSL().fit(X, np.r_[np.arange(10) % 3, -np.ones(len(y) - 10)])
+    three = MixtureSSL(fallback="none").fit(X, np.r_[np.arange(10) % 3, -np.ones(len(y) - 10)])
     assert three.decision_function(X).shape == (len(y), 3)
     # an all-irrelevant verdict is allowed, but said: a huge epsilon makes every
     # unlabeled row free as a universum point
     with pytest.warns(UserWarning, match="every unlabeled row irrelevant"):
-        m = MixtureSSL(C_L=1e-3, epsilon=100.0).fit(X, y)
+        m = MixtureSSL(fallback="none", C_L=1e-3, epsilon=100.0).fit(X, y)
     assert not m.relevant_[10:].any()
 
 
@@ -582,7 +583,8 @@ def test_sstl_objective_never_increases_and_matches_its_definition(rng):
     from semisup.weak import SupervisedSelfTaught
 
     X, y, Xt, yt = _weak_digits(rng)
-    m = SupervisedSelfTaught(n_components=12, beta=0.5, supervised_weight=5.0, max_iter=4,
+    m = SupervisedSelfTaught(fallback="none",
+                             n_components=12, beta=0.5, supervised_weight=5.0, max_iter=4,
                              n_iter=20, random_state=0).fit(X, y)
     trace = np.asarray(m.fit_results_["objective"])
     assert trace.size == 1 + 4 * m.n_iter_
@@ -606,8 +608,8 @@ def test_sstl_with_zero_supervised_weight_is_stl(rng):
 
     X, y, Xt, yt = _weak_digits(rng)
     kw = dict(n_components=10, beta=0.5, C=2.0, n_iter=10, random_state=3)
-    a = SupervisedSelfTaught(supervised_weight=0.0, **kw).fit(X, y)
-    b = SelfTaughtClassifier(**kw).fit(X, y)
+    a = SupervisedSelfTaught(fallback="none", supervised_weight=0.0, **kw).fit(X, y)
+    b = SelfTaughtClassifier(fallback="none", **kw).fit(X, y)
     np.testing.assert_allclose(a.components_, b.components_)
     np.testing.assert_allclose(a.decision_function(Xt), b.decision_function(Xt))
     # and the STL codes solve the documented lasso: ||x - aD||^2 + beta ||a||_1 (alpha=beta/2)
@@ -630,7 +632,8 @@ def test_sstl_multiclass_and_extra_unlabeled_rows(rng):
     X = X / 16.0
     lab = np.r_[[np.flatnonzero(y == k)[:3] for k in (0, 1, 2)]].ravel()
     extra = X[np.isin(y, [5, 6])][:60]
-    m = SupervisedSelfTaught(n_components=8, beta=0.5, supervised_weight=2.0, max_iter=2,
+    m = SupervisedSelfTaught(fallback="none",
+                             n_components=8, beta=0.5, supervised_weight=2.0, max_iter=2,
                              n_iter=10, random_state=0).fit(X[lab], y[lab], X_unlabeled=extra)
     assert m.coef_.shape == (3, 8)
     test = np.flatnonzero(np.isin(y, [0, 1, 2]))[50:150]
@@ -647,7 +650,7 @@ def test_sstl_refit_trains_the_svm_on_the_codes_prediction_sees(rng):
     X, y, Xt, yt = _weak_digits(rng)
     kw = dict(n_components=12, beta=0.5, C=2.0, supervised_weight=5.0, max_iter=3,
               n_iter=20, random_state=0)
-    m = SupervisedSelfTaught(**kw).fit(X, y)
+    m = SupervisedSelfTaught(fallback="none", **kw).fit(X, y)
     X_l, Y = X[y != -1], np.where(y[y != -1] == 7, 1.0, -1.0)
     plain = m.transform(X_l)
     np.testing.assert_allclose(m.codes_[:4], plain)
@@ -655,7 +658,7 @@ def test_sstl_refit_trains_the_svm_on_the_codes_prediction_sees(rng):
     np.testing.assert_allclose(m.decision_function(X_l), ref.decision_function(plain),
                                rtol=1e-6, atol=1e-8)
     # the alternation itself is untouched by the refit
-    raw = SupervisedSelfTaught(refit=False, **kw).fit(X, y)
+    raw = SupervisedSelfTaught(fallback="none", refit=False, **kw).fit(X, y)
     np.testing.assert_allclose(raw.fit_results_["objective"], m.fit_results_["objective"])
     np.testing.assert_allclose(raw.components_, m.components_)
     assert raw.fit_results_["refit_objective"] is None
@@ -671,7 +674,7 @@ def test_sstl_labeled_weight_reweights_the_reconstruction(rng):
     X, y, _, _ = _weak_digits(rng)
     kw = dict(n_components=12, beta=0.5, supervised_weight=5.0, max_iter=4, n_iter=20,
               random_state=0, refit=False)
-    bal = SupervisedSelfTaught(labeled_weight="balanced", **kw).fit(X, y)
+    bal = SupervisedSelfTaught(fallback="none", labeled_weight="balanced", **kw).fit(X, y)
     assert bal.labeled_weight_ == pytest.approx(120 / 4)
     trace = np.asarray(bal.fit_results_["objective"])
     assert np.all(np.diff(trace) <= 1e-9 * np.abs(trace[1:]))
@@ -685,7 +688,7 @@ def test_sstl_labeled_weight_reweights_the_reconstruction(rng):
             0, 1 - Y * (codes[:4] @ bal.coef_[0] + bal.intercept_[0])).sum())
     assert bal.objective_ == pytest.approx(F, rel=1e-9)
     # the weight does what it is for: the dictionary fits the labeled rows better
-    one = SupervisedSelfTaught(labeled_weight=1.0, **kw).fit(X, y)
+    one = SupervisedSelfTaught(fallback="none", labeled_weight=1.0, **kw).fit(X, y)
     assert one.labeled_weight_ == 1.0
 
     def labeled_error(m):
@@ -700,19 +703,19 @@ def test_selftaught_bad_input(rng):
 
     X, y, _, _ = _weak_digits(rng, n_unl=20)
     with pytest.raises(ValueError, match="n_components=30 atoms cannot be learned from 20"):
-        SelfTaughtClassifier(n_components=30).fit(X, y)
+        SelfTaughtClassifier(fallback="none", n_components=30).fit(X, y)
     with pytest.raises(ValueError, match="X_unlabeled has 3 features"):
-        SelfTaughtClassifier(n_components=5).fit(X, y, X_unlabeled=np.ones((4, 3)))
+        SelfTaughtClassifier(fallback="none", n_components=5).fit(X, y, X_unlabeled=np.ones((4, 3)))
     with pytest.raises(ValueError, match="beta"):
-        SupervisedSelfTaught(beta=0).fit(X, y)
+        SupervisedSelfTaught(fallback="none", beta=0).fit(X, y)
     with pytest.raises(ValueError, match="supervised_weight"):
-        SupervisedSelfTaught(supervised_weight=-1).fit(X, y)
+        SupervisedSelfTaught(fallback="none", supervised_weight=-1).fit(X, y)
     with pytest.raises(ValueError, match="labeled_weight"):
-        SupervisedSelfTaught(n_components=5, labeled_weight="equal").fit(X, y)
+        SupervisedSelfTaught(fallback="none", n_components=5, labeled_weight="equal").fit(X, y)
     with pytest.raises(ValueError, match="labeled_weight"):
-        SupervisedSelfTaught(n_components=5, labeled_weight=0.0).fit(X, y)
+        SupervisedSelfTaught(fallback="none", n_components=5, labeled_weight=0.0).fit(X, y)
     with pytest.raises(ValueError, match="refit"):
-        SupervisedSelfTaught(n_components=5, refit="yes").fit(X, y)
+        SupervisedSelfTaught(fallback="none", n_components=5, refit="yes").fit(X, y)
 
 
 # ---------------------------------------------------------------------------------------

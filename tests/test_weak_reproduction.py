@@ -54,7 +54,7 @@ def test_ussl_beats_universum_svm_and_matches_tsvm_on_usps_5_vs_8(data_dir):
             usvm = UniversumSVM(C=10.0, C_universum=10.0, epsilon=0.2,
                                 unlabeled="universum").fit(Xtr, ytr)
             acc["USVM"].append(usvm.score(Xt, yt))
-            ussl = MixtureSSL(C_L=10.0, C_U=10.0, epsilon=0.2, polish=True,
+            ussl = MixtureSSL(fallback="none", C_L=10.0, C_U=10.0, epsilon=0.2, polish=True,
                               late_membership=False).fit(Xtr, ytr)
             acc["USSL"].append(ussl.score(Xt, yt))
             flagged_irr.append(np.mean(~ussl.relevant_[is_irr]))

@@ -46,8 +46,8 @@ def test_mixture_sdp_options_validated_and_used():
     X = Z[:, :2]
     y = np.r_[(y_l > 0).astype(int), -np.ones(9, dtype=int)]
     with pytest.raises(ValueError, match="sdp_options"):
-        MixtureSSL(method="sdp", sdp_options="scale=1").fit(X, y)
+        MixtureSSL(fallback="none", method="sdp", sdp_options="scale=1").fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = MixtureSSL(method="sdp", sdp_options={"max_iters": 5}).fit(X, y)
+        m = MixtureSSL(fallback="none", method="sdp", sdp_options={"max_iters": 5}).fit(X, y)
     assert m.fit_result_.n_iter <= 5

@@ -462,3 +462,20 @@ def check_choice(value, name: str, choices) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
     return value
+
+
+def is_auto(value) -> bool:
+    """Whether a parameter value asks for the automatic mode (the string ``'auto'``)."""
+    return isinstance(value, str) and value == "auto"
+
+
+def check_positive_or_auto(value, name: str, *, allow_zero: bool = False) -> None:
+    """Validate a finite number ``> 0`` (``>= 0`` with ``allow_zero``) or ``'auto'``."""
+    if is_auto(value):
+        return
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and \
+        np.isfinite(value) and (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be a finite number {bound} or 'auto' (chosen by "
+                         f"labeled-only cross-validation), got {value!r}")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.metrics import accuracy_score
+from sklearn.utils.metaestimators import available_if
 
 from semisup._validation import unlabeled_mask
+from semisup.safety import check_fallback, guard, hide_rows
 
 
 def labeled_rows(y, sample_weight=None):
@@ -100,3 +102,165 @@ class SemiSupervisedRegressorMixin:
         rows = np.flatnonzero(keep)
         X_rows = X.iloc[rows] if hasattr(X, "iloc") else X[rows]
         return float(r2_score(y[keep], self.predict(X_rows), sample_weight=weights))
+
+
+def _has_parent(method: str):
+    """``available_if`` check: the estimator's own class (after the mixin) has ``method``."""
+    return lambda self: hasattr(super(SupervisedFallbackMixin, self), method)
+
+
+class SupervisedFallbackMixin:
+    """``fallback="cv"``: the guard of :mod:`semisup.safety` around an estimator's own fit.
+
+    Place it first in the bases.  The estimator defines ``_fit_plain(X, y)`` (its fit as
+    published), a ``fit`` that returns ``self._fit_guarded(X, y)``, a ``fallback``
+    parameter, and may override :meth:`_supervised_counterpart` (scikit-learn's ``SVC()``
+    with ``break_ties=True``,
+    the counterpart of the kernel and graph methods) and :meth:`_guard_applies`.  Under a
+    fallback the estimator is its supervised counterpart: ``supervised_estimator_`` (fitted on
+    the labeled rows, class indices ``0 .. n_classes - 1``) answers ``predict`` and
+    ``decision_function``, and ``predict_proba`` (where the estimator has one) is its
+    ``predict_proba``, or the logistic (two classes) or softmax of its decision values; the
+    estimator's own fitted attributes are then absent.  Attributes: ``fallback_`` (bool),
+    ``cv_scores_`` (see :func:`semisup.safety.guard`; ``None`` when no fold existed).
+    """
+
+    def _supervised_counterpart(self):
+        """The unfitted supervised counterpart (fitted on the labeled rows only)."""
+        from sklearn.svm import SVC
+
+        # break_ties: predict agrees with the argmax of decision_function (predict_proba)
+        return SVC(break_ties=True)
+
+    def _guard_applies(self, X) -> bool:
+        """Whether the guard can run on ``X`` (not, e.g., on a precomputed kernel)."""
+        return getattr(self, "kernel", None) != "precomputed" and \
+            not getattr(type(X), "_semisup_distributed", False)
+
+    def _fit_guarded(self, X, y, **fit_params):
+        """Fit with the guard (``fallback="cv"``) or as published (``"none"``)."""
+        from sklearn.base import clone
+
+        from semisup._validation import check_semi_supervised, warn_if_collapsed
+
+        fallback = check_fallback(self.fallback)
+        for attr in ("cv_scores_", "supervised_estimator_"):
+            self.__dict__.pop(attr, None)   # from an earlier fit
+        self.fallback_ = False
+        self.cv_scores_ = None
+        if fallback == "none" or not self._guard_applies(X):
+            self._fit_plain(X, y, **fit_params)
+            return self
+        data = check_semi_supervised(X, y, estimator=self)
+        codes = data.codes()
+        quiet = {"verbose": 0} if "verbose" in self.get_params(deep=False) else {}
+        inner = clone(self).set_params(fallback="none", **quiet)
+        counterpart = self._supervised_counterpart()
+
+        def fit_predict(which: str, train: np.ndarray, test: np.ndarray) -> np.ndarray:
+            if which == "supervised":
+                model = clone(counterpart).fit(data.X[train], codes[train])
+            else:
+                model = inner.fit(data.X, hide_rows(codes, train), **fit_params)
+            return model.predict(data.X[test])
+
+        result = guard(fit_predict, codes, getattr(self, "random_state", None),
+                       type(self).__name__)
+        if result is None or result["keep"]:
+            self._fit_plain(X, y, **fit_params)
+            self.fallback_ = False
+            self.cv_scores_ = result
+            return self
+        labeled = data.labeled
+        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")
+                     and a not in ("n_features_in_", "feature_names_in_")]:
+            del self.__dict__[attr]    # an earlier fit's attributes describe another model
+        self.supervised_estimator_ = clone(counterpart).fit(data.X[labeled], codes[labeled])
+        self.classes_ = data.classes
+        self.fallback_ = True
+        self.cv_scores_ = result
+        transduction = codes.copy()
+        if data.unlabeled.size:
+            transduction[data.unlabeled] = self.supervised_estimator_.predict(
+                data.X[data.unlabeled])
+        self.transduction_ = data.classes[transduction]
+        warn_if_collapsed(self, self.transduction_[data.unlabeled], data.classes.size,
+                          stacklevel=3)
+        return self
+
+    def _fallback_answer(self, X, method: str):
+        """Under a fallback, ``method`` (``"predict"`` or ``"decision_function"``) of the
+        counterpart on ``X`` checked as the estimator checks new rows (feature names, width,
+        values: the counterpart was fitted on an array); ``None`` otherwise.  Estimators that
+        define their own ``predict`` / ``decision_function`` start them with it."""
+        if not getattr(self, "fallback_", False):
+            return None
+        from semisup._validation import check_X
+
+        out = getattr(self.supervised_estimator_, method)(check_X(X, estimator=self,
+                                                                   reset=False))
+        return self.classes_[out] if method == "predict" else out
+
+    def predict(self, X):
+        """Class labels of the rows of ``X`` (the supervised counterpart's under a fallback).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
+        out = self._fallback_answer(X, "predict")
+        return super().predict(X) if out is None else out
+
+    @available_if(_has_parent("decision_function"))
+    def decision_function(self, X):
+        """Decision values (the supervised counterpart's under a fallback).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Score of ``classes_[1]``, or one column per class.
+        """
+        out = self._fallback_answer(X, "decision_function")
+        return super().decision_function(X) if out is None else out
+
+    @available_if(_has_parent("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities (the supervised counterpart's under a fallback).
+
+        Under a fallback: the counterpart's ``predict_proba`` where it has one, else the
+        logistic (two classes) or softmax of its decision values, consistent with
+        ``predict``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Probabilities in the order of ``classes_``.
+        """
+        if not getattr(self, "fallback_", False):
+            return super().predict_proba(X)
+        sup = self.supervised_estimator_
+        if hasattr(sup, "predict_proba"):
+            from semisup._validation import check_X
+
+            return sup.predict_proba(check_X(X, estimator=self, reset=False))
+        d = np.asarray(self._fallback_answer(X, "decision_function"), dtype=np.float64)
+        if d.ndim == 1:
+            d = np.column_stack([-d, d]) / 2
+        e = np.exp(d - d.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)

@@ -154,6 +154,9 @@ def out_of_fold_decisions(estimator, X, y, sample_weight=None, n_folds: int = N_
     cv = LabeledStratifiedKFold(k, random_state=0 if random_state is None else random_state)
     for train, test in cv.split(X, y):
         model = clone(estimator).set_params(probability=False)
+        if "fallback" in model.get_params(deep=False):
+            # calibrate the model's own decision values, not a fold's guard decision
+            model.set_params(fallback="none")
         fit_kwargs = {} if sample_weight is None else {
             "sample_weight": np.asarray(sample_weight)[train]}
         model.fit(_rows(X, train, train if precomputed else None), y[train], **fit_kwargs)

@@ -47,7 +47,11 @@ from sklearn.model_selection import (
 from sklearn.utils.metaestimators import available_if
 
 from semisup._logging import get_logger
-from semisup._validation import unlabeled_mask
+from semisup._validation import (  # the automatic-mode checks: re-exported
+    check_positive_or_auto,  # noqa: F401
+    is_auto,  # noqa: F401
+    unlabeled_mask,
+)
 from semisup.base import labeled_rows
 
 logger = get_logger(__name__)
@@ -1044,23 +1048,6 @@ class TransductiveGridSearchCV(MetaEstimatorMixin, BaseEstimator):
 AUTO_MAX_FOLDS = 5
 
 
-def is_auto(value) -> bool:
-    """Whether a parameter value asks for the automatic mode (the string ``'auto'``)."""
-    return isinstance(value, str) and value == "auto"
-
-
-def check_positive_or_auto(value, name: str, *, allow_zero: bool = False) -> None:
-    """Validate a finite number ``> 0`` (``>= 0`` with ``allow_zero``) or ``'auto'``."""
-    if is_auto(value):
-        return
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and \
-        np.isfinite(value) and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be a finite number {bound} or 'auto' (chosen by "
-                         f"labeled-only cross-validation), got {value!r}")
-
-
 def auto_folds(y, random_state=None) -> list | None:
     """Return the folds of the automatic modes: ``[(train_labeled, test), ...]`` or ``None``.
 
@@ -1150,8 +1137,9 @@ def _path_held_out(estimator, X, y, name, values, folds, fit_params) -> np.ndarr
     from semisup._validation import CollapseWarning, LabelCodingWarning
 
     params = estimator.get_params(deep=False)
-    fixed = {k: v for k, v in (("verbose", 0), ("probability", False), ("warm_start", True))
-             if k in params}
+    # the guard of semisup.safety is a selection of its own: every CV fit is the plain method
+    fixed = {k: v for k, v in (("verbose", 0), ("probability", False), ("warm_start", True),
+                               ("fallback", "none")) if k in params}
     acc = np.empty((len(values), len(folds)))
     for f, (train, test) in enumerate(folds):
         est = clone(estimator).set_params(**fixed)

@@ -21,7 +21,7 @@ For the linear estimators (:data:`LINEAR_CLASSES`) :func:`load_linear` reads the
 and checks them the same way but builds no object: it returns the estimator's weights as a
 :class:`LinearModel`, so that ``semisup predict`` needs neither the estimator's module nor
 scikit-learn (whose import is most of the command's time on a small file).  Symmetrically,
-``semisup fit`` fits TSVM and DA without scikit-learn through their cores
+``semisup fit`` fits TSVM, DA, L2SVM and RLS without scikit-learn through their cores
 (:mod:`semisup.linear._core`); the writer records such a core under the public class it
 names in ``_model_file_class``, so the file is the one the estimator would have written.
 

@@ -14,11 +14,11 @@ input, and the note names the option should ``0`` have been meant as the marker)
 Start-up: the data file is read and checked before the estimator's module (and with it
 scikit-learn, most of a small fit's time) is imported, and ``predict`` evaluates the linear
 models from the model file's arrays without importing scikit-learn at all
-(:func:`semisup.cli._modelfile.load_linear`).  ``fit`` of TransductiveSVM or
-DeterministicAnnealingSVM on a two-class file runs the estimator's own fit through its
+(:func:`semisup.cli._modelfile.load_linear`).  ``fit`` of TransductiveSVM,
+DeterministicAnnealingSVM, L2SVM or RLSClassifier runs the estimator's own fit through its
 scikit-learn-free core (:mod:`semisup.linear._core`, :func:`_make_core`) and writes the
-model file the estimator writes; other estimators, more classes, ``probability=True`` and
-a graph term (``gamma_I > 0``) go through the estimator.
+model file the estimator writes; other estimators, ``probability=True``, ``'auto'`` modes
+and a graph term (``gamma_I > 0``) go through the estimator.
 
 Model files hold data only (:mod:`semisup.cli._modelfile`: arrays and an allow-list of the
 exact classes the library writes, no functions, no pickle), so a model file from elsewhere
@@ -124,26 +124,28 @@ def _make_estimator(name: str, params: list[str]):
 
 def _make_core(name: str, params: list[str], n_classes: int):
     """The scikit-learn-free core of estimator ``name`` (:mod:`semisup.linear._core`) with
-    ``params``, for a binary file; None when the estimator itself must fit.
+    ``params``; None when the estimator itself must fit.
 
     The core is the estimator's own fit without scikit-learn's validation and API (the
     command line has read and checked the file), and its model file is the estimator's.
     It serves the parameters it implements: not ``probability=True`` (calibration uses
-    scikit-learn), nor a graph term (``gamma_I > 0``, scikit-learn's neighbours).  A value
-    the core refuses is refused by the same check, with the same message, as the estimator
-    refuses it; an unknown parameter name goes to the estimator, which lists the valid ones.
+    scikit-learn), nor ``'auto'`` (its cross-validation does), nor a graph term
+    (``gamma_I > 0``, scikit-learn's neighbours).  A value the core refuses is refused by
+    the same check, with the same message, as the estimator refuses it; an unknown
+    parameter name goes to the estimator, which lists the valid ones.
     """
     import inspect
 
     from semisup.linear._core import CORES
 
     core = CORES.get(_estimator_path(name))
-    if core is None or n_classes != 2:
+    if core is None:
         return None
     values = _param_values(params)
     accepted = set(inspect.signature(core.__init__).parameters) - {"self"}
-    if not set(values) <= accepted or values.get("probability", False) is not False:
-        return None
+    if not set(values) <= accepted or values.get("probability", False) is not False \
+            or any(isinstance(v, str) and v == "auto" for v in values.values()):
+        return None   # calibration and the 'auto' modes' cross-validation use scikit-learn
     gamma = values.get("gamma_I", 0.0)
     if type(gamma) not in (int, float) or gamma != 0:
         return None
@@ -318,6 +320,13 @@ def fit(args) -> int:
     print(f"semisup: trained in {elapsed:.3f} s; wrote {args.model}")
     if hasattr(est, "selection_"):   # AutoClassifier: what it chose and why
         print(f"semisup: chose {est.best_candidate_}: {est.selection_}")
+    guard = getattr(est, "cv_scores_", None)
+    if isinstance(guard, dict) and "keep" in guard:   # fallback="cv" (semisup.safety)
+        print(f"semisup: labeled-only CV accuracy {guard['semi_supervised']:.3f} "
+              f"(semi-supervised) vs {guard['supervised']:.3f} (supervised counterpart): "
+              + ("kept the semi-supervised fit" if guard["keep"] else
+                 "the model is the supervised counterpart (-p fallback=none fits the "
+                 "method as published)"))
     if args.transduction and regression:
         io._write_lines(args.transduction, _format_values(est.transduction_))
         print(f"semisup: wrote the fitted values of all training rows to {args.transduction}")

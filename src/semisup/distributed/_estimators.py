@@ -92,6 +92,9 @@ def fit_distributed(estimator, design, y=None, sample_weight=None):
                          f"(dual coordinate descent is sequential): use solver='mfn' or 'auto'")
     journal = FitJournal()
     fitted = _with_restarts(name, design, lambda: _fit(estimator, design, journal), journal)
+    if hasattr(estimator, "fallback"):
+        # the guard of semisup.safety refits fold by fold in this process: not on row blocks
+        fitted.update(fallback_=False, cv_scores_=None)
     for key, value in fitted.items():
         setattr(estimator, key, value)
     return estimator

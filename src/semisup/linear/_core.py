@@ -1,12 +1,14 @@
 """The fit of the SVMlin-family estimators without scikit-learn: one implementation, two users.
 
 The public estimators (:class:`semisup.linear.tsvm.TransductiveSVM`,
-:class:`semisup.linear.da.DeterministicAnnealingSVM`) are subclasses of the classes here:
+:class:`semisup.linear.da.DeterministicAnnealingSVM`, :class:`semisup.linear.svm.L2SVM`,
+:class:`semisup.linear.svm.RLSClassifier`) are subclasses of the classes here:
 they add scikit-learn's plumbing (``BaseEstimator``, ``ClassifierMixin``, the prediction
 mixins, ``probability=True``, the ``'auto'`` modes, distributed row blocks) and the full
 validation of ``(X, y)`` (:func:`semisup._validation.check_semi_supervised`), and then run
 :meth:`LinearClassifierCore._fit_data` below, the one copy of the fit skeleton (the
-one-vs-rest loop, the seeds, the fitted attributes, the collapse warning).
+one-vs-rest loop, the seeds, the fitted attributes, the collapse warning) and of the guard
+of :mod:`semisup.safety` (``fallback="cv"``), so both routes make the same decision.
 
 ``semisup fit`` uses the classes here directly on the file it has already read and checked
 (CSR float64 rows and class codes ``0..K-1``, ``-1`` for unlabeled rows), so that a fit on a
@@ -19,25 +21,37 @@ convergence warnings, progress) reads the same on both routes, and
 
 from __future__ import annotations
 
+import copy
 import warnings
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
 
-from semisup._logging import convergence_check, get_logger, progress, verbosity
+from semisup._logging import (
+    convergence_check,
+    get_logger,
+    progress,
+    report_unconverged,
+    verbosity,
+)
 from semisup._validation import (
     SemiSupervisedData,
     check_bool,
     check_fraction,
     check_int,
     check_positive,
+    check_positive_or_auto,
     check_scale,
     warn_if_collapsed,
 )
-from semisup.linear._defaults import default_lam
-from semisup.regularizers import GraphRidge
+from semisup.linear._defaults import SUPERVISED_LAM, default_lam
+from semisup.losses import HingeTerms, split_sample_weight
+from semisup.regularizers import GraphRidge, Ridge
+from semisup.safety import check_fallback, guard
 from semisup.solvers._kernels import sparse_solver_threads
+from semisup.solvers.cgls import cgls
 from semisup.solvers.design import Design
+from semisup.solvers.mfn import MFNResult, l2svm_mfn
 from semisup.solvers.s3vm import deterministic_annealing, transductive_svm
 
 logger = get_logger("semisup.linear._base")  # the estimators' logger, as before the split
@@ -240,24 +254,79 @@ class LinearClassifierCore(metaclass=ABCMeta):
         return self._fit_data(data, sample_weight)
 
     def _fit_data(self, data: SemiSupervisedData, sample_weight=None):
-        """The fit proper, on validated data: parameters, one-vs-rest, fitted attributes."""
+        """The fit proper, on validated data: parameters, one-vs-rest, fitted attributes.
+
+        With ``fallback="cv"`` (a semi-supervised estimator with unlabeled rows) the guard
+        of :mod:`semisup.safety` decides first whether the binary problems are solved by
+        the estimator's algorithm or by the supervised counterpart (:meth:`_fit_supervised`).
+        """
         self._validate_params()
         self._validate_params_common()
-        if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight, dtype=np.float64)
-            if sample_weight.shape != (data.X.shape[0],) or np.any(sample_weight < 0) \
-                    or not np.all(np.isfinite(sample_weight)):
-                raise ValueError("sample_weight must be a finite non-negative array with one "
-                                 "entry per row of X")
-            if not np.any(sample_weight[data.labeled] > 0):
-                raise ValueError("sample_weight is zero for every labeled row: give at least "
-                                 "one labeled row a positive weight")
+        sample_weight = self._check_sample_weight(data, sample_weight)
+        if not hasattr(self, "fallback"):          # a supervised estimator: no guard
+            return self._fit_problems(data, sample_weight, supervised=False)
+        self.fallback_ = False
+        self.cv_scores_ = None
+        if check_fallback(self.fallback) == "cv" and data.unlabeled.size:
+            self.cv_scores_ = guard(lambda which, train, test: self._fold_predict(
+                which, data, train, test, sample_weight), data.codes(),
+                getattr(self, "random_state", None), type(self).__name__)
+            self.fallback_ = self.cv_scores_ is not None and not self.cv_scores_["keep"]
+        return self._fit_problems(data, sample_weight, supervised=self.fallback_)
+
+    def _fold_predict(self, which: str, data: SemiSupervisedData, train: np.ndarray,
+                      test: np.ndarray, sample_weight) -> np.ndarray:
+        """Class indices of the rows ``test`` after a fit on the labels of ``train`` only
+        (every other row unlabeled): one fold of the guard."""
+        fold = SemiSupervisedData(data.X, data.classes, train,
+                                  np.setdiff1d(np.arange(data.X.shape[0]), train),
+                                  data.codes()[train])
+        est = copy.copy(self)
+        est.verbose = 0
+        est.warm_start = False
+        est._fit_problems(fold, sample_weight, supervised=which == "supervised")
+        scores = data.X[test] @ est.coef_.T + est.intercept_
+        return (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 \
+            else scores.argmax(axis=1)
+
+    def _fit_supervised(self, design: Design, data, y_pm: np.ndarray,
+                        sample_weight: np.ndarray | None):
+        """The supervised counterpart of one binary problem: ``L2SVM()`` on the labeled rows
+        (eq. 2 of the SVMlin paper, ``lambda =`` :data:`SUPERVISED_LAM`, by L2-SVM-MFN)."""
+        costs = np.ones(data.labeled.size) if sample_weight is None \
+            else sample_weight[data.labeled]
+        return l2svm_mfn(design.restrict(data.labeled), HingeTerms(y_pm, costs),
+                         Ridge(SUPERVISED_LAM), tol=self.tol, max_iter=self.max_iter or 50,
+                         max_cg_iter=self.max_cg_iter or 10_000)
+
+    def _check_sample_weight(self, data: SemiSupervisedData, sample_weight):
+        """Validated row weights (float64), or ``None``; checked before the guard, whose
+        supervised fits would not see a problem with the unlabeled rows' weights."""
+        if sample_weight is None:
+            return None
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        if sample_weight.shape != (data.X.shape[0],) or np.any(sample_weight < 0) \
+                or not np.all(np.isfinite(sample_weight)):
+            raise ValueError("sample_weight must be a finite non-negative array with one "
+                             "entry per row of X")
+        if not np.any(sample_weight[data.labeled] > 0):
+            raise ValueError("sample_weight is zero for every labeled row: give at least "
+                             "one labeled row a positive weight")
+        return sample_weight
+
+    def _fit_problems(self, data: SemiSupervisedData, sample_weight, supervised: bool):
+        """One-vs-rest over the binary problems (by the supervised counterpart when
+        ``supervised``), then the fitted attributes."""
         design = Design(data.X, self.fit_intercept, self.intercept_scaling)
         n_classes = data.classes.size
         positives = [1] if n_classes == 2 else list(range(n_classes))
         # a per-class positive_fraction (one-vs-rest balance) replaces the labeled prior
         fractions = class_fractions(getattr(self, "positive_fraction", None), data.classes)
-        context = self._prepare(design, data)
+        # the supervised counterpart needs no graph and no data-driven lam
+        context = None if supervised else self._prepare(design, data)
+        if supervised:
+            for attr in ("lam_", "adjacency_"):   # from an earlier fit, not this one
+                self.__dict__.pop(attr, None)
         seeds = self._seeds(design, data, len(positives))
         results = []
         name = type(self).__name__
@@ -270,8 +339,10 @@ class LinearClassifierCore(metaclass=ABCMeta):
                 prior = float(np.average(y_pm > 0, weights=None if sample_weight is None
                                          else sample_weight[data.labeled])) \
                     if fractions is None else float(fractions[i])
-                results.append(self._fit_binary(design, data, y_pm, prior, sample_weight,
-                                                context=context, seed=seed))
+                results.append(
+                    self._fit_supervised(design, data, y_pm, sample_weight) if supervised
+                    else self._fit_binary(design, data, y_pm, prior, sample_weight,
+                                          context=context, seed=seed))
                 bar.update()
         coefs, intercepts = zip(*(design.weights_to_coef(r.w) for r in results), strict=True)
         self.classes_ = data.classes
@@ -364,6 +435,13 @@ class SemiSupervisedLinearSVMCore(LinearClassifierCore):
         n = data.X.shape[0]
         return GraphRidge(self.lam_, self.gamma_I / n ** 2, design, L)
 
+    def _check_sample_weight(self, data, sample_weight):
+        sample_weight = super()._check_sample_weight(data, sample_weight)
+        if sample_weight is not None:   # the transductive objectives' own check
+            split_sample_weight(sample_weight[np.r_[data.labeled, data.unlabeled]],
+                                data.labeled.size, data.unlabeled.size)
+        return sample_weight
+
     def _fit_data(self, data, sample_weight=None):
         # the (checked) row weights reach _prepare, where lam=None is resolved
         self._lam_weights = sample_weight
@@ -418,7 +496,7 @@ class TransductiveSVM(SemiSupervisedLinearSVMCore):
                  lam_u_init: float = 1e-5, lam_u_growth: float = 1.5, gamma_I: float = 0.0,
                  graph=None, fit_intercept: bool = True,
                  intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int = 50,
-                 max_cg_iter: int = 10_000, verbose: int = 0,
+                 max_cg_iter: int = 10_000, fallback: str = "cv", verbose: int = 0,
                  probability: bool = False):
         self.lam = lam
         self.lam_u = lam_u
@@ -433,6 +511,7 @@ class TransductiveSVM(SemiSupervisedLinearSVMCore):
         self.tol = tol
         self.max_iter = max_iter
         self.max_cg_iter = max_cg_iter
+        self.fallback = fallback
         self.verbose = verbose
         self.probability = probability
 
@@ -465,8 +544,8 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVMCore):
                  max_inner_iter: int = 100, kl_tol: float = 1e-6, entropy_tol: float = 1e-6,
                  gamma_I: float = 0.0, graph=None, fit_intercept: bool = True,
                  intercept_scaling: float = 1.0, tol: float = 1e-6,
-                 max_iter: int = 50, max_cg_iter: int = 10_000, verbose: int = 0,
-                 probability: bool = False):
+                 max_iter: int = 50, max_cg_iter: int = 10_000, fallback: str = "none",
+                 verbose: int = 0, probability: bool = False):
         self.lam = lam
         self.lam_u = lam_u
         self.positive_fraction = positive_fraction
@@ -483,6 +562,7 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVMCore):
         self.tol = tol
         self.max_iter = max_iter
         self.max_cg_iter = max_cg_iter
+        self.fallback = fallback
         self.verbose = verbose
         self.probability = probability
 
@@ -502,7 +582,184 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVMCore):
                     entropy_tol=self.entropy_tol)
 
 
+# ------------------------------------------------------------------ supervised L2-SVM and RLS
+
+# "auto" keeps the primal finite Newton method when rows outnumber features by more than
+# this: its CG systems are then small and well conditioned (SecStr one-hot, 265 rows per
+# feature: MFN 5x faster than dual CD), while dual coordinate descent wins on text and on
+# MNIST (76 rows per feature: 1.6x faster).  See benchmarks/bench_supervised_vs_liblinear.py.
+_PRIMAL_ROWS_PER_FEATURE = 100
+# ... and at least this many stored entries in the rows given (pcmac's 50 labeled rows alone:
+# 3.9k, MFN 5-27 ms against numba's start-up; all 1,460 rows: 79k, dual CD)
+_DCD_MIN_NNZ = 10_000
+
+# "auto" hands dual CD's weights to the finite Newton method once its duality gap, extrapolated
+# at its linear rate, will not reach ``tol`` within this many epochs (twice in a row).  Dual CD
+# stalls with a small lam on rows that outnumber the features (SecStr one-hot, 1,000 labels,
+# lam=1e-3: objective 19% above the optimum after 10,000 epochs; SSL-book text, lam=1e-4: 5%),
+# while its fast cases end well within it (SSL-book text lam=0.01: 1,075 epochs; pcmac, lam
+# down to 1e-4: under 80).  benchmarks/bench_l2svm_routes.py compares the routes.
+_DCD_GIVE_UP_EPOCHS = 2000
+
+def _example_costs(estimator, data, y_pm, sample_weight) -> np.ndarray:
+    """Per-example costs ``c_i``: sample weight times the class cost (``-Cp`` / ``-Cn``)."""
+    cost = np.ones(data.labeled.size)
+    if sample_weight is not None:
+        cost *= sample_weight[data.labeled]
+    cost *= np.where(y_pm > 0, estimator.cost_positive, estimator.cost_negative)
+    return cost
+
+
+def _legacy_random_state(value) -> np.random.RandomState:
+    """``random_state`` as a legacy ``RandomState`` (scikit-learn's ``check_random_state``
+    for an int or an instance, without importing scikit-learn)."""
+    if isinstance(value, np.random.RandomState):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return np.random.RandomState(value)
+    raise ValueError(f"random_state must be None, an int or a numpy RandomState, got "
+                     f"{value!r}")
+
+
+class SupervisedLinearCore(LinearClassifierCore):
+    """Core of the supervised linear classifiers (:class:`L2SVM`, :class:`RLSClassifier`):
+    the labeled rows only, ``lam`` a number (``lam="auto"`` is the estimators')."""
+
+    _semi_supervised = False
+    _float32 = True
+
+    def __init__(self, lam: float | str = 4.0, cost_positive: float = 1.0,
+                 cost_negative: float = 1.0, fit_intercept: bool = True,
+                 intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int = 50,
+                 max_cg_iter: int = 10_000, warm_start: bool = False, random_state=None,
+                 verbose: int = 0, probability: bool = False):
+        self.lam = lam
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.cost_positive = cost_positive
+        self.cost_negative = cost_negative
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_cg_iter = max_cg_iter
+        self.verbose = verbose
+        self.probability = probability
+
+    def _validate_params(self) -> None:
+        check_positive_or_auto(self.lam, "lam")
+        check_positive(self.cost_positive, "cost_positive")
+        check_positive(self.cost_negative, "cost_negative")
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on the labeled rows of ``(X, y)``; rows with ``y == -1`` are ignored.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
+        y : array-like of shape (n_samples,)
+            Class labels; ``-1`` rows are skipped.
+        sample_weight : array-like of shape (n_samples,), optional
+            Per-example costs ``c_i`` of eq. 2.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        return self._fit(X, y, sample_weight)
+
+
+
+class L2SVM(SupervisedLinearCore):
+    """Core of :class:`semisup.linear.svm.L2SVM` (parameters documented there)."""
+
+    _model_file_class = "semisup.linear.svm.L2SVM"
+
+    _defaultable = ("max_iter",)
+
+    def __init__(self, lam: float | str = 4.0, cost_positive: float = 1.0,
+                 cost_negative: float = 1.0, fit_intercept: bool = True,
+                 intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int | None = None,
+                 max_cg_iter: int = 10_000, solver: str = "auto", warm_start: bool = False,
+                 random_state=None, verbose: int = 0, probability: bool = False):
+        super().__init__(lam=lam, cost_positive=cost_positive, cost_negative=cost_negative,
+                         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+                         tol=tol, max_iter=max_iter, max_cg_iter=max_cg_iter,
+                         warm_start=warm_start, random_state=random_state, verbose=verbose,
+                         probability=probability)
+        self.solver = solver
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        if self.solver not in ("auto", "mfn", "dcd"):
+            raise ValueError(f"solver must be 'auto', 'mfn' or 'dcd', got {self.solver!r}")
+
+    def _prepare(self, design, data):
+        solver = self.solver
+        if solver == "auto":
+            # on tiny problems the numpy Newton route costs milliseconds, while dual CD
+            # (compiled only) would first load numba: about half a second, e.g. for
+            # `semisup fit` on a small file
+            solver = "dcd" if design.sparse and design.nnz >= _DCD_MIN_NNZ and \
+                data.labeled.size < _PRIMAL_ROWS_PER_FEATURE * design.n_weights else "mfn"
+        if solver == "dcd" and not design.sparse:
+            raise ValueError("solver='dcd' needs sparse X: pass scipy.sparse.csr_matrix(X) or "
+                             "use solver='mfn'")
+        self.solver_ = solver
+        return np.random.default_rng(_legacy_random_state(self.random_state).randint(2**31 - 1)
+                                     if self.random_state is not None else 0)
+
+    def _fit_binary(self, design, data, y_pm, positive_fraction, sample_weight, context=None,
+                    seed=None):
+        A = design.restrict(data.labeled)
+        terms = HingeTerms(y_pm, _example_costs(self, data, y_pm, sample_weight))
+        if self.solver_ != "mfn":
+            # compiled (numba): imported only when dual CD runs, off the small-file path
+            from semisup.solvers.dcd import l2svm_dual_cd
+
+            max_iter = self.max_iter or 10_000
+            res = l2svm_dual_cd(A, terms, self.lam, tol=self.tol, max_epochs=max_iter,
+                                random_state=int(context.integers(2**31 - 1)),
+                                verbose=self.verbose,
+                                give_up_epochs=_DCD_GIVE_UP_EPOCHS if self.solver == "auto"
+                                else None)
+            if not res.gave_up:
+                if not res.converged:  # MFN reports for itself
+                    report_unconverged("dcd", f"{max_iter} epochs, tol={self.tol:g}")
+                return res
+            # too slow to reach tol: the Newton method finishes from dual CD's weights
+            self.solver_ = "dcd+mfn"
+            seed = res.w
+        return l2svm_mfn(A, terms, Ridge(self.lam), w0=seed, tol=self.tol,
+                         max_iter=50 if self.solver_ != "mfn" else self.max_iter or 50,
+                         max_cg_iter=self.max_cg_iter, verbose=self.verbose)
+
+
+
+
+class RLSClassifier(SupervisedLinearCore):
+    """Core of :class:`semisup.linear.svm.RLSClassifier` (parameters documented there)."""
+
+    _model_file_class = "semisup.linear.svm.RLSClassifier"
+
+    def _fit_binary(self, design, data, y_pm, positive_fraction, sample_weight, context=None,
+                    seed=None):
+        A = design.restrict(data.labeled)
+        cost = _example_costs(self, data, y_pm, sample_weight)
+        reg = Ridge(self.lam)
+        res = cgls(A, cost, y_pm, reg, x0=seed, tol=self.tol, max_iter=self.max_cg_iter)
+        if not res.converged:
+            report_unconverged("cgls", f"max_cg_iter={self.max_cg_iter}")
+        o = A.matvec(res.x)
+        objective = reg.value(res.x) + 0.5 * float(cost @ (y_pm - o) ** 2)
+        return MFNResult(w=res.x, outputs=o, objective=objective, n_iter=res.n_iter,
+                         n_cg_iter=res.n_iter, converged=res.converged, history=[objective])
+
+
 #: The public estimators (``module.Class``) that have a core here, and their cores: the
 #: estimators ``semisup fit`` may fit without scikit-learn.
 CORES: dict[str, type] = {cls._model_file_class: cls
-                          for cls in (TransductiveSVM, DeterministicAnnealingSVM)}
+                          for cls in (TransductiveSVM, DeterministicAnnealingSVM, L2SVM,
+                                      RLSClassifier)}

@@ -294,6 +294,14 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
         Newton iterations per convex step.
     max_cg_iter : int, default=10000
         CGLS iterations per Newton system.
+    fallback : {"cv", "none"}, default="cv"
+        ``"cv"``: the guard of :mod:`semisup.safety` -- 3-fold labeled-only
+        cross-validation (held-out labeled rows hidden among the unlabeled ones) against
+        the supervised counterpart (``L2SVM()``: ``lam = 4``, summed squared hinge, the
+        second-order match of ``LogisticRegression()``); the semi-supervised fit is kept
+        only when its held-out accuracy is strictly higher, otherwise the estimator is
+        that counterpart fitted on the labeled rows (``fallback_ is True``).  Costs about
+        four fits.  ``"none"``: the method as published.
     verbose : int, default=0
         Progress to stderr.
 
@@ -308,6 +316,15 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
         Convex steps per binary problem (the supervised start included).
     fit_results_ : list of CCCPResult
         Objective histories, Newton and CG iteration counts.
+    fallback_ : bool
+        Whether the guard (``fallback="cv"``) replaced the semi-supervised fit by its
+        supervised counterpart: ``coef_`` and ``intercept_`` are then ``L2SVM()``'s on
+        the labeled rows, and ``objective_``, ``n_iter_`` and ``fit_results_`` those of its solver.
+    cv_scores_ : dict or None
+        The guard's result (see :func:`semisup.safety.guard`): mean held-out accuracies
+        ``semi_supervised`` and ``supervised``, ``n_folds``, ``split_scores`` and ``keep``;
+        ``None`` with ``fallback="none"`` or when the guard cannot run (a class with one
+        labeled row, or no unlabeled row).
 
     Examples
     --------
@@ -335,7 +352,7 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
     def __init__(self, lam: float = 1e-3, lam_u: float = 1.0,
                  positive_fraction: float | np.ndarray | None = None, s: float = 0.0,
                  max_cccp_iter: int = 50, tol: float = 1e-6, max_iter: int = 50,
-                 max_cg_iter: int = 10_000, verbose: int = 0):
+                 max_cg_iter: int = 10_000, fallback: str = "cv", verbose: int = 0):
         self.lam = lam
         self.lam_u = lam_u
         self.positive_fraction = positive_fraction
@@ -344,6 +361,7 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
         self.tol = tol
         self.max_iter = max_iter
         self.max_cg_iter = max_cg_iter
+        self.fallback = fallback
         self.verbose = verbose
 
     def _validate_params(self) -> None:

@@ -3,34 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils import check_random_state
 
-from semisup._logging import report_unconverged
-from semisup._validation import check_positive
+from semisup.linear import _core
 from semisup.linear._base import LinearSemiSupervisedClassifier
-from semisup.losses import HingeTerms
-from semisup.model_selection import check_positive_or_auto
-from semisup.regularizers import Ridge
-from semisup.solvers.cgls import cgls
-from semisup.solvers.dcd import l2svm_dual_cd
-from semisup.solvers.mfn import MFNResult, l2svm_mfn
-
-# "auto" keeps the primal finite Newton method when rows outnumber features by more than
-# this: its CG systems are then small and well conditioned (SecStr one-hot, 265 rows per
-# feature: MFN 5x faster than dual CD), while dual coordinate descent wins on text and on
-# MNIST (76 rows per feature: 1.6x faster).  See benchmarks/bench_supervised_vs_liblinear.py.
-_PRIMAL_ROWS_PER_FEATURE = 100
-# ... and at least this many stored entries in the rows given (pcmac's 50 labeled rows alone:
-# 3.9k, MFN 5-27 ms against numba's start-up; all 1,460 rows: 79k, dual CD)
-_DCD_MIN_NNZ = 10_000
-
-# "auto" hands dual CD's weights to the finite Newton method once its duality gap, extrapolated
-# at its linear rate, will not reach ``tol`` within this many epochs (twice in a row).  Dual CD
-# stalls with a small lam on rows that outnumber the features (SecStr one-hot, 1,000 labels,
-# lam=1e-3: objective 19% above the optimum after 10,000 epochs; SSL-book text, lam=1e-4: 5%),
-# while its fast cases end well within it (SSL-book text lam=0.01: 1,075 epochs; pcmac, lam
-# down to 1e-4: under 80).  benchmarks/bench_l2svm_routes.py compares the routes.
-_DCD_GIVE_UP_EPOCHS = 2000
 
 #: ``lam="auto"`` tries ``lam = S * 10^k`` for these ``k`` (see :func:`lam_grid`).
 LAM_GRID_EXPONENTS = np.arange(0, -7, -1)
@@ -85,62 +60,11 @@ def lam_grid(X, labeled: np.ndarray, fit_intercept: bool = True,
     return total * 10.0 ** LAM_GRID_EXPONENTS
 
 
-def _example_costs(estimator, data, y_pm, sample_weight) -> np.ndarray:
-    """Per-example costs ``c_i``: sample weight times the class cost (``-Cp`` / ``-Cn``)."""
-    cost = np.ones(data.labeled.size)
-    if sample_weight is not None:
-        cost *= sample_weight[data.labeled]
-    cost *= np.where(y_pm > 0, estimator.cost_positive, estimator.cost_negative)
-    return cost
-
-
 class _SupervisedLinear(LinearSemiSupervisedClassifier):
-    _semi_supervised = False
-    _float32 = True
+    """The estimators' side of L2SVM and RLS: ``lam="auto"`` (the fit is the core's,
+    :class:`semisup.linear._core.SupervisedLinearCore`)."""
 
     _auto_parameters = {"lam": 4.0}
-
-    def __init__(self, lam: float | str = 4.0, cost_positive: float = 1.0,
-                 cost_negative: float = 1.0, fit_intercept: bool = True,
-                 intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int = 50,
-                 max_cg_iter: int = 10_000, warm_start: bool = False, random_state=None,
-                 verbose: int = 0, probability: bool = False):
-        self.lam = lam
-        self.warm_start = warm_start
-        self.random_state = random_state
-        self.cost_positive = cost_positive
-        self.cost_negative = cost_negative
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.tol = tol
-        self.max_iter = max_iter
-        self.max_cg_iter = max_cg_iter
-        self.verbose = verbose
-        self.probability = probability
-
-    def _validate_params(self) -> None:
-        check_positive_or_auto(self.lam, "lam")
-        check_positive(self.cost_positive, "cost_positive")
-        check_positive(self.cost_negative, "cost_negative")
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit on the labeled rows of ``(X, y)``; rows with ``y == -1`` are ignored.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Training rows, labeled and unlabeled.
-        y : array-like of shape (n_samples,)
-            Class labels; ``-1`` rows are skipped.
-        sample_weight : array-like of shape (n_samples,), optional
-            Per-example costs ``c_i`` of eq. 2.
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        return self._fit(X, y, sample_weight)
 
     def _auto_grid(self, name, data, shared):
         return lam_grid(data.X, data.labeled, self.fit_intercept, self.intercept_scaling)
@@ -184,7 +108,7 @@ class _SupervisedLinear(LinearSemiSupervisedClassifier):
         return held_out
 
 
-class L2SVM(_SupervisedLinear):
+class L2SVM(_core.L2SVM, _SupervisedLinear):
     """Linear L2-SVM trained by the modified finite Newton method or by dual coordinate descent.
 
     Minimises ``(lam/2)||w||^2 + (1/2) sum_i c_i max(0, 1 - y_i w^T x_i)^2`` (eq. 2 of
@@ -275,64 +199,8 @@ class L2SVM(_SupervisedLinear):
     (24.58, [1.0, 1.0])
     """
 
-    _defaultable = ("max_iter",)
 
-    def __init__(self, lam: float | str = 4.0, cost_positive: float = 1.0,
-                 cost_negative: float = 1.0, fit_intercept: bool = True,
-                 intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int | None = None,
-                 max_cg_iter: int = 10_000, solver: str = "auto", warm_start: bool = False,
-                 random_state=None, verbose: int = 0, probability: bool = False):
-        super().__init__(lam=lam, cost_positive=cost_positive, cost_negative=cost_negative,
-                         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                         tol=tol, max_iter=max_iter, max_cg_iter=max_cg_iter,
-                         warm_start=warm_start, random_state=random_state, verbose=verbose,
-                         probability=probability)
-        self.solver = solver
-
-    def _validate_params(self) -> None:
-        super()._validate_params()
-        if self.solver not in ("auto", "mfn", "dcd"):
-            raise ValueError(f"solver must be 'auto', 'mfn' or 'dcd', got {self.solver!r}")
-
-    def _prepare(self, design, data):
-        solver = self.solver
-        if solver == "auto":
-            # on tiny problems the numpy Newton route costs milliseconds, while dual CD
-            # (compiled only) would first load numba: about half a second, e.g. for
-            # `semisup fit` on a small file
-            solver = "dcd" if design.sparse and design.nnz >= _DCD_MIN_NNZ and \
-                data.labeled.size < _PRIMAL_ROWS_PER_FEATURE * design.n_weights else "mfn"
-        if solver == "dcd" and not design.sparse:
-            raise ValueError("solver='dcd' needs sparse X: pass scipy.sparse.csr_matrix(X) or "
-                             "use solver='mfn'")
-        self.solver_ = solver
-        return np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1)
-                                     if self.random_state is not None else 0)
-
-    def _fit_binary(self, design, data, y_pm, positive_fraction, sample_weight, context=None,
-                    seed=None):
-        A = design.restrict(data.labeled)
-        terms = HingeTerms(y_pm, _example_costs(self, data, y_pm, sample_weight))
-        if self.solver_ != "mfn":
-            max_iter = self.max_iter or 10_000
-            res = l2svm_dual_cd(A, terms, self.lam, tol=self.tol, max_epochs=max_iter,
-                                random_state=int(context.integers(2**31 - 1)),
-                                verbose=self.verbose,
-                                give_up_epochs=_DCD_GIVE_UP_EPOCHS if self.solver == "auto"
-                                else None)
-            if not res.gave_up:
-                if not res.converged:  # MFN reports for itself
-                    report_unconverged("dcd", f"{max_iter} epochs, tol={self.tol:g}")
-                return res
-            # too slow to reach tol: the Newton method finishes from dual CD's weights
-            self.solver_ = "dcd+mfn"
-            seed = res.w
-        return l2svm_mfn(A, terms, Ridge(self.lam), w0=seed, tol=self.tol,
-                         max_iter=50 if self.solver_ != "mfn" else self.max_iter or 50,
-                         max_cg_iter=self.max_cg_iter, verbose=self.verbose)
-
-
-class RLSClassifier(_SupervisedLinear):
+class RLSClassifier(_core.RLSClassifier, _SupervisedLinear):
     """Regularised least-squares classifier solved by CGLS (SVMlin's ``-A 0``).
 
     Minimises ``(lam/2)||w||^2 + (1/2) sum_i c_i (y_i - w^T x_i)^2`` over the labeled rows
@@ -402,16 +270,3 @@ class RLSClassifier(_SupervisedLinear):
     >>> clf.coef_.shape
     (1, 2)
     """
-
-    def _fit_binary(self, design, data, y_pm, positive_fraction, sample_weight, context=None,
-                    seed=None):
-        A = design.restrict(data.labeled)
-        cost = _example_costs(self, data, y_pm, sample_weight)
-        reg = Ridge(self.lam)
-        res = cgls(A, cost, y_pm, reg, x0=seed, tol=self.tol, max_iter=self.max_cg_iter)
-        if not res.converged:
-            report_unconverged("cgls", f"max_cg_iter={self.max_cg_iter}")
-        o = A.matvec(res.x)
-        objective = reg.value(res.x) + 0.5 * float(cost @ (y_pm - o) ** 2)
-        return MFNResult(w=res.x, outputs=o, objective=objective, n_iter=res.n_iter,
-                         n_cg_iter=res.n_iter, converged=res.converged, history=[objective])

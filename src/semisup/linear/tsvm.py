@@ -65,6 +65,14 @@ class TransductiveSVM(_core.TransductiveSVM, SemiSupervisedLinearSVM):
         Newton iterations per solve.
     max_cg_iter : int, default=10000
         CGLS iterations per Newton system.
+    fallback : {"cv", "none"}, default="cv"
+        ``"cv"``: the guard of :mod:`semisup.safety` -- 3-fold labeled-only
+        cross-validation (held-out labeled rows hidden among the unlabeled ones) against
+        the supervised counterpart (``L2SVM()``: ``lam = 4``, summed squared hinge, the
+        second-order match of ``LogisticRegression()``); the semi-supervised fit is kept
+        only when its held-out accuracy is strictly higher, otherwise the estimator is
+        that counterpart fitted on the labeled rows (``fallback_ is True``).  Costs about
+        four fits.  ``"none"``: the method as published.
     verbose : int, default=0
         Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG); 1 also shows a
         progress bar (elapsed time) over the annealing loop.
@@ -83,6 +91,16 @@ class TransductiveSVM(_core.TransductiveSVM, SemiSupervisedLinearSVM):
         Transductive objective at ``lam_u``.
     fit_results_ : list of TSVMResult
         Rounds, switches, CG iterations and per-round objective history.
+    fallback_ : bool
+        Whether the guard (``fallback="cv"``) replaced the semi-supervised fit by its
+        supervised counterpart: ``coef_`` and ``intercept_`` are then ``L2SVM()``'s on
+        the labeled rows, and ``objective_`` and ``fit_results_`` those of its solver
+        (``lam_`` is then not set).
+    cv_scores_ : dict or None
+        The guard's result (see :func:`semisup.safety.guard`): mean held-out accuracies
+        ``semi_supervised`` and ``supervised``, ``n_folds``, ``split_scores`` and ``keep``;
+        ``None`` with ``fallback="none"`` or when the guard cannot run (a class with one
+        labeled row, or no unlabeled row).
 
     Examples
     --------

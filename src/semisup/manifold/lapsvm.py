@@ -7,8 +7,9 @@ import math
 
 import numpy as np
 
-from semisup._logging import get_logger, report_unconverged
+from semisup._logging import convergence_check, get_logger, report_unconverged
 from semisup._validation import warn_if_collapsed
+from semisup.base import SupervisedFallbackMixin
 from semisup.manifold._base import ManifoldClassifier
 from semisup.manifold._rkhs import (
     _check_choice,
@@ -76,7 +77,7 @@ class LaplacianPrimalProblem:
         return float(u[:-1] @ Tv) + float(u[-1] * v[-1])
 
 
-class LapSVM(ManifoldClassifier):
+class LapSVM(SupervisedFallbackMixin, ManifoldClassifier):
     """Laplacian Support Vector Machine (Belkin, Niyogi & Sindhwani, section 3.2).
 
     Minimises eq. 6 over ``f(x) = sum_i alpha_i K(x_i, x) + b`` (``i`` over labeled and
@@ -125,13 +126,21 @@ class LapSVM(ManifoldClassifier):
         Primal early stopping: iterations between checks (default ``ceil(sqrt(n))``).
 {kernel_graph_params}
     random_state : int, optional
-        Seed of the approximate neighbour search.
+        Seed of the approximate neighbour search and of the guard's folds.
     verbose : int, default=0
         Log progress to the ``semisup`` logger (1: INFO; 2: DEBUG, one line per PCG
         iteration).
     probability : bool, default=False
         Enable ``predict_proba`` (Platt sigmoids fitted on cross-validated decision values
         of the labeled rows, :mod:`semisup.calibration`; costs 5 extra fits).
+    fallback : {"cv", "none"}, default="cv"
+        ``"cv"``: the guard of :mod:`semisup.safety` -- 3-fold labeled-only
+        cross-validation (held-out labeled rows hidden among the unlabeled ones) against
+        the supervised counterpart (scikit-learn's ``SVC()``); the semi-supervised fit is
+        kept only when its held-out accuracy is strictly higher, otherwise the estimator is
+        that counterpart fitted on the labeled rows (``fallback_ is True``).  Costs about
+        four fits.  ``"none"``: the method as published.  Skipped (the method as
+        published) with ``kernel='precomputed'`` or a given ``graph`` matrix.
 
     Attributes
     ----------
@@ -155,6 +164,12 @@ class LapSVM(ManifoldClassifier):
         Primal solver only: whether early stopping ended each run.
     gamma_ : float or None
     X_fit_ : ndarray or sparse matrix
+    fallback_ : bool
+        Whether the guard (``fallback="cv"``) replaced the method by its supervised
+        counterpart (then ``supervised_estimator_``, an ``SVC`` fitted on the labeled rows
+        with classes ``0 .. n_classes - 1``, answers the predictions).
+    cv_scores_ : dict or None
+        The guard's held-out accuracies (see :func:`semisup.safety.guard`).
 
     Notes
     -----
@@ -206,7 +221,7 @@ class LapSVM(ManifoldClassifier):
                  graph_metric: str = "euclidean", graph_method: str = "auto",
                  laplacian: str = "normalized", laplacian_power: int = 1,
                  graph_scale: str = "n2", random_state: int | None = None, verbose: int = 0,
-                 probability: bool = False):
+                 probability: bool = False, fallback: str = "cv"):
         self.loss = loss
         self.solver = solver
         self.tol = tol
@@ -220,6 +235,41 @@ class LapSVM(ManifoldClassifier):
             laplacian_power=laplacian_power, graph_scale=graph_scale, random_state=random_state)
         self.verbose = verbose
         self.probability = probability
+        self.fallback = fallback
+
+    def fit(self, X, y):
+        """Fit on labeled and unlabeled rows (``y == -1`` marks unlabeled rows).
+
+        With ``fallback="cv"`` (the default) the guard of :mod:`semisup.safety` first
+        compares LapSVM (``gamma_I="auto"`` included: each fold chooses its own value) with
+        ``SVC()`` by labeled-only CV; with ``gamma_I="auto"`` the value is then chosen by
+        transductive labeled-only CV (see the ``gamma_I`` parameter) and the model refitted
+        at it.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Or the ``(n, n)`` Gram matrix with ``kernel='precomputed'``.
+        y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        # one convergence warning for the guard's fold fits and the final fit together
+        with convergence_check(self, {"pcg": "max_iter", "smo": "max_iter"}):
+            return self._fit_guarded(X, y)
+
+    def _fit_plain(self, X, y) -> None:
+        """LapSVM as published (``fallback="none"``)."""
+        ManifoldClassifier.fit(self, X, y)
+
+    def _guard_applies(self, X) -> bool:
+        # a precomputed kernel is no feature matrix for SVC(); a given graph is the
+        # user's modelling choice, fitted as published
+        return super()._guard_applies(X) and isinstance(self.graph, str)
 
     def _resolve_solver(self) -> str:
         _check_choice(self.loss, "loss", LOSSES)

@@ -834,8 +834,12 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
 
     def _configured(self, estimator, params):
         est = clone(estimator).set_params(**params)
-        if "random_state" in est.get_params() and self.random_state is not None:
+        own = est.get_params()
+        if "random_state" in own and self.random_state is not None:
             est.set_params(random_state=self.random_state)
+        if own.get("fallback") == "cv" and "fallback" not in params:
+            # the candidates' own guard (semisup.safety) is the comparison made here
+            est.set_params(fallback="none")
         return est
 
     def _fit_fold(self, cand, params, views, X, y_enc, labeled, train, rows_out):

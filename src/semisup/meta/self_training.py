@@ -35,6 +35,7 @@ from semisup._validation import (
     warn_if_collapsed,
 )
 from semisup.base import SemiSupervisedClassifierMixin
+from semisup.safety import check_fallback, guard, hide_rows
 
 logger = get_logger(__name__)
 
@@ -147,14 +148,6 @@ COLLAPSE_HINT = ("the wrapped estimator's pseudo-labels drifted to one class: re
                  "prior")
 
 
-#: values of the wrappers' ``fallback`` parameter
-FALLBACKS = ("cv", "none")
-#: folds of ``fallback="cv"`` (fewer when a labeled class is smaller): each fold costs one
-#: wrapper fit; with 5 (repeated) folds TriTraining took 90 CPU-s and SelfTraining 157 on
-#: coil with 100 labels (split 2, a loaded machine), over the benchmark's 60 s
-GUARD_FOLDS = 3
-
-
 class MetaClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimatorMixin,
                      BaseEstimator):
     """Skeleton shared by the wrappers: validation, class mapping, predict-time checks, tags."""
@@ -165,24 +158,19 @@ class MetaClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimat
     def _fit_guarded(self, X, y) -> None:
         """Fit the wrapper unless labeled-only cross-validation says its pseudo-labels hurt.
 
-        With ``fallback="cv"``: stratified ``min(3, smallest class)``-fold CV over the
-        labeled rows (:class:`semisup.model_selection.LabeledStratifiedKFold`, seeded by
-        ``random_state``, 0 when None; 3 folds as ``SemiSupervisedNB``'s ``lam_u="auto"``,
-        since each fold costs one wrapper fit); in each fold the
-        wrapper (``fallback="none"``) is fitted with the held-out labeled rows hidden as
-        unlabeled rows (the transductive protocol) and so is ``estimator`` on the labeled
-        rows kept, and both are scored by accuracy on the held-out rows.  The wrapper is
-        kept only when its mean held-out accuracy is strictly higher; otherwise (ties
-        included: as in :func:`semisup.model_selection.select_parameter`, a tie goes to the
-        simpler model) the model is ``estimator`` fitted on all labeled rows.  This is the
-        "safe" use of unlabeled data of Li & Zhou (2015): self-labeling is known to hurt
-        with few labels (Oliver et al. 2018); measured on official split 2 of the 8
-        SSL-book sets in ``benchmarks/results/defaults_round3.md``.  With a class of a
-        single labeled row there is no fold, and the wrapper is kept.
+        With ``fallback="cv"``: the guard of :mod:`semisup.safety`, the library's one rule
+        for the safe use of unlabeled data (Li & Zhou, 2015; self-labeling is known to hurt
+        with few labels, Oliver et al. 2018): stratified ``min(3, smallest class)``-fold
+        labeled-only CV (seeded by ``random_state``, 0 when None); in each fold the wrapper
+        (``fallback="none"``) is fitted with the held-out labeled rows hidden as unlabeled
+        rows (the transductive protocol) and so is ``estimator`` on the labeled rows kept,
+        and both are scored by accuracy on the held-out rows.  The wrapper is kept only when
+        its mean held-out accuracy is strictly higher; otherwise (a tie goes to the simpler
+        model) the model is ``estimator`` fitted on all labeled rows.  Measured on official
+        split 2 of the 8 SSL-book sets in ``benchmarks/results/defaults_round3.md``.  With a
+        class of a single labeled row there is no fold, and the wrapper is kept.
         """
-        from semisup.model_selection import LabeledStratifiedKFold
-
-        fallback = check_choice(self.fallback, "fallback", FALLBACKS)
+        fallback = check_fallback(self.fallback)
         self.fallback_ = False
         self.cv_scores_ = None
         self.__dict__.pop("supervised_estimator_", None)   # from an earlier fit
@@ -191,37 +179,22 @@ class MetaClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimat
             return
         data = check_semi_supervised(X, y, require_unlabeled=True, estimator=self)
         codes = data.codes()
-        smallest = int(np.bincount(codes[codes >= 0]).min())
-        if smallest < 2 or data.unlabeled.size == 0:
-            # no fold possible, or no row to pseudo-label (the wrapper is supervised then)
-            self._fit(X, y)
-            return
-        seed = getattr(self, "random_state", None)
-        cv = LabeledStratifiedKFold(min(GUARD_FOLDS, smallest),
-                                    random_state=0 if seed is None else seed)
-        folds = [(train[codes[train] >= 0], test) for train, test in cv.split(data.X, codes)]
         base = check_base(self._base(), type(self).__name__)
         semi = uses_unlabeled(base)
         inner = clone(self).set_params(fallback="none", verbose=0)
-        acc = np.zeros((2, len(folds)))
-        for f, (train, test) in enumerate(folds):
-            y_fold = np.full(codes.size, -1, dtype=np.int64)
-            y_fold[train] = codes[train]
-            X_test = take_rows(data.X, test)
-            with warnings.catch_warnings():
-                # a fold fit is one estimate among many; the final fit warns for itself
-                warnings.simplefilter("ignore", CollapseWarning)
-                warnings.simplefilter("ignore", LabelCodingWarning)
-                inner.fit(data.X, y_fold)
-            sup = fit_base(clone(base), data.X, y_fold, semi=semi)
-            acc[0, f] = np.mean(np.asarray(inner.predict(X_test)) == codes[test])
-            acc[1, f] = np.mean(base_predict(sup, X_test) == codes[test])
-        mean = acc.mean(axis=1)
-        self.cv_scores_ = {"semi_supervised": float(mean[0]), "supervised": float(mean[1]),
-                           "n_folds": len(folds)}
-        logger.info("%s: labeled-only CV accuracy %.4f (wrapper) vs %.4f (estimator alone)",
-                    type(self).__name__, mean[0], mean[1])
-        if mean[0] > mean[1]:
+
+        def fit_predict(which: str, train: np.ndarray, test: np.ndarray) -> np.ndarray:
+            y_fold = hide_rows(codes, train)
+            if which == "supervised":
+                return base_predict(fit_base(clone(base), data.X, y_fold, semi=semi),
+                                    take_rows(data.X, test))
+            return np.asarray(inner.fit(data.X, y_fold).predict(take_rows(data.X, test)))
+
+        # no fold (a class of one labeled row) or no row to pseudo-label: the wrapper is kept
+        result = guard(fit_predict, codes, getattr(self, "random_state", None),
+                       type(self).__name__)
+        self.cv_scores_ = result
+        if result is None or result["keep"]:
             self._fit(X, y)
             return
         self.fallback_ = True

@@ -87,10 +87,18 @@ GRAPH_PARAMS = """\
     n_jobs : int, optional
         Threads of the neighbour search (``None``: the library's default).
     random_state : int, optional
-        Seed of the approximate neighbour search.
+        Seed of the approximate neighbour search and of the guard's folds.
     verbose : int, default=0
         Log the graph and solver steps to the ``semisup`` logger (1: INFO, 2: DEBUG) and
-        show a progress bar over the conjugate-gradient iterations."""
+        show a progress bar over the conjugate-gradient iterations.
+    fallback : {"cv", "none"}, default="cv"
+        ``"cv"``: the guard of :mod:`semisup.safety` -- 3-fold labeled-only
+        cross-validation (held-out labeled rows hidden among the unlabeled ones) against
+        the supervised counterpart (scikit-learn's ``SVC()``); the semi-supervised fit is
+        kept only when its held-out accuracy is strictly higher, otherwise the estimator is
+        that counterpart fitted on the labeled rows (``fallback_ is True``; ``predict`` and
+        ``predict_proba`` are then the counterpart's, the graph attributes absent).  Costs
+        about four fits.  ``"none"``: the method as published."""
 
 #: numpydoc text of the fitted attributes shared by both estimators
 FITTED_ATTRIBUTES = """\
@@ -116,7 +124,16 @@ FITTED_ATTRIBUTES = """\
     unreached_ : ndarray of bool of shape (n_samples,)
         Rows in components without a labeled row (they got the labeled class prior).
     timings_ : dict
-        Seconds spent in the neighbour search, the graph and the solve."""
+        Seconds spent in the neighbour search, the graph and the solve.
+    fallback_ : bool
+        Whether the guard (``fallback="cv"``) replaced the method by its supervised
+        counterpart.
+    supervised_estimator_ : sklearn.svm.SVC
+        Under a fallback only: the counterpart fitted on the labeled rows (classes
+        ``0 .. n_classes - 1``).
+    cv_scores_ : dict or None
+        The guard's held-out accuracies (see :func:`semisup.safety.guard`); ``None`` with
+        ``fallback="none"`` or when no fold existed (a class with one labeled row)."""
 
 
 def matmat_operator(M: sp.csr_matrix):
@@ -147,7 +164,12 @@ def _normalise_rows(F: np.ndarray, fallback: np.ndarray) -> np.ndarray:
 
 class GraphPropagation(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator,
                        metaclass=ABCMeta):
-    """Base class of :class:`LabelPropagation` and :class:`LabelSpreading`."""
+    """Base class of :class:`LabelPropagation` and :class:`LabelSpreading`.
+
+    A concrete class lists :class:`semisup.base.SupervisedFallbackMixin` before this one,
+    so that under a fallback the mixin's ``predict`` and ``predict_proba`` answer before
+    the harmonic extension here; ``fit`` runs the mixin's guard around :meth:`_fit_plain`.
+    """
 
     def _check_graph_params(self) -> None:
         check_int(self.n_neighbors, "n_neighbors")
@@ -185,6 +207,9 @@ class GraphPropagation(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
     def fit(self, X, y):
         """Propagate the labels of the labeled rows (``y != -1``) over the kNN graph.
 
+        With ``fallback="cv"`` (the default) the guard of :mod:`semisup.safety` runs first
+        and may make the estimator its supervised counterpart (``SVC()``) instead.
+
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
@@ -197,9 +222,14 @@ class GraphPropagation(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         self : object
             The fitted estimator.
         """
+        # one convergence warning for the guard's fold fits and the final fit together
+        with convergence_check(self, {"cg": "max_iter"}):
+            return self._fit_guarded(X, y)
+
+    def _fit_plain(self, X, y) -> None:
+        """The method as published (``fallback="none"``)."""
         with verbosity(self.verbose), convergence_check(self, {"cg": "max_iter"}):
             self._fit(X, y)
-        return self
 
     def _graph(self, X, timings: dict | None = None):
         """The kNN graph of the training rows: ``(W, k, t, dist)`` (``t`` the heat width)."""

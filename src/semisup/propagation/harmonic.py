@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from semisup._validation import check_bool
+from semisup.base import SupervisedFallbackMixin
 from semisup.propagation._base import (
     FITTED_ATTRIBUTES,
     GRAPH_PARAMS,
@@ -62,7 +63,7 @@ def harmonic_system(W: sp.csr_matrix, degree: np.ndarray, labeled: np.ndarray,
     return A, B, unlabeled
 
 
-class LabelPropagation(GraphPropagation):
+class LabelPropagation(SupervisedFallbackMixin, GraphPropagation):
     """Label propagation: the harmonic function on a kNN graph, by conjugate gradients.
 
     The harmonic function (Zhu, Ghahramani & Lafferty 2003) minimises the energy
@@ -113,7 +114,7 @@ class LabelPropagation(GraphPropagation):
                  t=None, graph_metric: str = "euclidean", graph_method: str = "auto",
                  tol: float = 1e-4, max_iter: int = 1000, warm_start: bool = False,
                  n_jobs: int | None = None, random_state: int | None = None,
-                 verbose: int = 0):
+                 verbose: int = 0, fallback: str = "cv"):
         self.cmn = cmn
         self.n_neighbors = n_neighbors
         self.graph_weight = graph_weight
@@ -126,6 +127,7 @@ class LabelPropagation(GraphPropagation):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.fallback = fallback
 
     def _check_method_params(self) -> None:
         check_bool(self.cmn, "cmn")

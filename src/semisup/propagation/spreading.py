@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 from semisup._logging import report_unconverged
 from semisup._validation import check_fraction, check_semi_supervised
+from semisup.base import SupervisedFallbackMixin
 from semisup.propagation._base import (
     FITTED_ATTRIBUTES,
     GRAPH_PARAMS,
@@ -36,7 +37,7 @@ def normalized_affinity(W: sp.csr_matrix, degree: np.ndarray) -> sp.csr_matrix:
     return S
 
 
-class LabelSpreading(GraphPropagation):
+class LabelSpreading(SupervisedFallbackMixin, GraphPropagation):
     """Label spreading (Zhou, Bousquet, Lal, Weston & Schölkopf 2004) by conjugate gradients.
 
     The labels are the closed form ``F* = (1 - alpha) (I - alpha S)^-1 Y`` (eq. 4 up to the
@@ -93,7 +94,7 @@ class LabelSpreading(GraphPropagation):
                  t=None, graph_metric: str = "euclidean", graph_method: str = "auto",
                  tol: float = 1e-4, max_iter: int = 1000, warm_start: bool = False,
                  n_jobs: int | None = None, random_state: int | None = None,
-                 verbose: int = 0):
+                 verbose: int = 0, fallback: str = "cv"):
         self.alpha = alpha
         self.n_neighbors = n_neighbors
         self.graph_weight = graph_weight
@@ -106,6 +107,7 @@ class LabelSpreading(GraphPropagation):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.fallback = fallback
 
     def _check_method_params(self) -> None:
         check_fraction(self.alpha, "alpha")

@@ -28,7 +28,7 @@ from semisup._validation import (
     check_X,
     warn_if_collapsed,
 )
-from semisup.base import SemiSupervisedClassifierMixin
+from semisup.base import SemiSupervisedClassifierMixin, SupervisedFallbackMixin
 from semisup.calibration import ProbabilityMixin
 from semisup.kernels import kernel_matrix
 from semisup.prototypes.lowrank import LAPLACIANS, NystromLaplacian, prototype_kernel
@@ -94,108 +94,10 @@ def nystrom_lgc_factor(X, landmarks: np.ndarray, gamma: float) -> NystromLGCFact
     return NystromLGCFactor(G @ P, np.minimum(mu, 1.0), E, lap.W_pinv, d_isqrt)
 
 
-class NystromLabelSpreading(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
-    """LGC label spreading with a Nyström affinity, in ``O(n m^2)`` time and ``O(n m)`` memory.
-
-    LGC's labels are ``F = (1 - alpha) (I - alpha Q)^-1 Y`` (eq. 8) with the normalised
-    affinity ``Q = D^-1/2 K D^-1/2``.  With ``K ~ E W^+ E^T`` (eq. 11), ``Q ~ G G^T`` for an
-    ``n x m`` factor ``G``, and the Woodbury identity gives
-    ``(I - alpha G G^T)^-1 = I + alpha G (I - alpha G^T G)^-1 G^T``.  Unlike exact LGC the
-    affinity keeps its diagonal (``K(x, x) = 1``).
-
-    Parameters
-    ----------
-    alpha : float, default=0.2
-        Propagation weight in (0, 1), as :class:`sklearn.semi_supervised.LabelSpreading`
-        (same default; Zhou et al. use 0.99).
-    n_prototypes : int or 'auto', default='auto'
-        Landmarks ``m`` (PVM's default rule).
-    gamma : float, optional
-        Gaussian kernel parameter; default as
-        :func:`semisup.prototypes.pvm.resolve_gamma` (16 / mean squared distance).
-    prototypes : {'random', 'kmeans', 'minibatch'} or array, default='random'
-        Landmark choice; the paper's NYS-LGC samples rows at random.
-    kmeans_max_iter : int, default=5
-        Lloyd iterations of the k-means that places the prototypes.
-    random_state : int, RandomState or None
-        Seed of the prototype choice; an int gives the same fit on every call.
-
-    Attributes
-    ----------
-    classes_, prototypes_, gamma_, n_features_in_
-    label_distributions_ : ndarray of shape (n_samples, n_classes)
-        Row-normalised non-negative part of ``F``.
-    transduction_ : ndarray of shape (n_samples,)
-    timings_ : dict
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.datasets import make_moons
-    >>> from semisup import NystromLabelSpreading
-    >>> X, y_true = make_moons(100, noise=0.05, random_state=0)
-    >>> y = np.full(100, -1)
-    >>> y[[0, 1, 2, 3]] = y_true[[0, 1, 2, 3]]
-    >>> clf = NystromLabelSpreading(n_prototypes=30, random_state=0).fit(X, y)
-    >>> float(np.mean(clf.predict(X) == y_true))
-    0.92
-    """
-
-    def __init__(self, alpha: float = 0.2, n_prototypes="auto", gamma: float | None = None,
-                 prototypes="random", kmeans_max_iter: int = 5, random_state=None):
-        self.alpha = alpha
-        self.n_prototypes = n_prototypes
-        self.gamma = gamma
-        self.prototypes = prototypes
-        self.kmeans_max_iter = kmeans_max_iter
-        self.random_state = random_state
-
-    def fit(self, X, y):
-        """Spread the labels of the labeled rows (``y != -1``) to all rows.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Training rows, labeled and unlabeled.
-        y : array-like of shape (n_samples,)
-            Class labels, ``-1`` for unlabeled rows.
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        data = check_semi_supervised(X, y, require_unlabeled=True, estimator=self)
-        alpha = check_positive(self.alpha, "alpha")
-        if not alpha < 1:
-            raise ValueError(f"alpha must be in (0, 1), got {self.alpha!r}")
-        rng = check_random_state(self.random_state)
-        X = data.X
-        t0 = time.perf_counter()
-        V = resolve_prototypes(self, X, rng)
-        gamma = resolve_gamma(self.gamma, X)
-        fac = nystrom_lgc_factor(X, V, gamma)
-        Y0 = np.zeros((X.shape[0], data.classes.size))
-        Y0[data.labeled, data.y_index] = 1.0
-        GP, mu = fac.GP, fac.mu
-        F = (1.0 - alpha) * (Y0 + GP @ ((alpha / (1.0 - alpha * mu))[:, None] * (GP.T @ Y0)))
-        self.timings_ = {"fit": time.perf_counter() - t0}
-        dist = np.maximum(F, 0.0)
-        norm = dist.sum(axis=1, keepdims=True)
-        dist = np.divide(dist, norm, out=np.full_like(dist, 1.0 / dist.shape[1]),
-                         where=norm > 0)
-        self.classes_ = data.classes
-        self.prototypes_ = V
-        self.gamma_ = gamma
-        self.n_features_in_ = X.shape[1]
-        self.label_distributions_ = dist
-        # out-of-sample extension: one more spreading step for the new point (Y = 0 there),
-        # F(x) ~ K(x, X) D^-1/2 F up to a positive factor, with K(x, X) ~ K(x, V) W^+ E^T:
-        # an O(m) product per point
-        self._propagator = fac.W_pinv @ np.asarray(fac.E.T @ (fac.d_isqrt[:, None] * F))
-        self.transduction_ = _transduction(self, data, data.classes[
-            np.argmax(F[data.unlabeled], axis=1)])
-        return self
+class _NystromLGCPrediction:
+    """Prediction of :class:`NystromLabelSpreading` as published; it follows
+    :class:`~semisup.base.SupervisedFallbackMixin` in the bases, so that under a fallback the
+    mixin's ``predict`` / ``predict_proba`` (the supervised counterpart's) answer first."""
 
     def predict_proba(self, X) -> np.ndarray:
         """Class distributions of new points.
@@ -236,6 +138,136 @@ class NystromLabelSpreading(SemiSupervisedClassifierMixin, ClassifierMixin, Base
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
+
+class NystromLabelSpreading(SupervisedFallbackMixin, _NystromLGCPrediction,
+                            SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
+    """LGC label spreading with a Nyström affinity, in ``O(n m^2)`` time and ``O(n m)`` memory.
+
+    LGC's labels are ``F = (1 - alpha) (I - alpha Q)^-1 Y`` (eq. 8) with the normalised
+    affinity ``Q = D^-1/2 K D^-1/2``.  With ``K ~ E W^+ E^T`` (eq. 11), ``Q ~ G G^T`` for an
+    ``n x m`` factor ``G``, and the Woodbury identity gives
+    ``(I - alpha G G^T)^-1 = I + alpha G (I - alpha G^T G)^-1 G^T``.  Unlike exact LGC the
+    affinity keeps its diagonal (``K(x, x) = 1``).
+
+    Parameters
+    ----------
+    alpha : float, default=0.2
+        Propagation weight in (0, 1), as :class:`sklearn.semi_supervised.LabelSpreading`
+        (same default; Zhou et al. use 0.99).
+    n_prototypes : int or 'auto', default='auto'
+        Landmarks ``m`` (PVM's default rule).
+    gamma : float, optional
+        Gaussian kernel parameter; default as
+        :func:`semisup.prototypes.pvm.resolve_gamma` (16 / mean squared distance).
+    prototypes : {'random', 'kmeans', 'minibatch'} or array, default='random'
+        Landmark choice; the paper's NYS-LGC samples rows at random.
+    kmeans_max_iter : int, default=5
+        Lloyd iterations of the k-means that places the prototypes.
+    random_state : int, RandomState or None
+        Seed of the prototype choice and of the guard's folds; an int gives the same fit
+        on every call.
+    fallback : {"cv", "none"}, default="cv"
+        ``"cv"``: the guard of :mod:`semisup.safety` -- 3-fold labeled-only
+        cross-validation (held-out labeled rows hidden among the unlabeled ones) against
+        the supervised counterpart (scikit-learn's ``SVC()``); the semi-supervised fit is
+        kept only when its held-out accuracy is strictly higher, otherwise the estimator is
+        that counterpart fitted on the labeled rows (``fallback_ is True``).  Costs about
+        four fits.  ``"none"``: the method as published.
+
+    Attributes
+    ----------
+    classes_, prototypes_, gamma_, n_features_in_
+    label_distributions_ : ndarray of shape (n_samples, n_classes)
+        Row-normalised non-negative part of ``F``.
+    transduction_ : ndarray of shape (n_samples,)
+    timings_ : dict
+    fallback_ : bool
+        Whether the guard (``fallback="cv"``) replaced the method by its supervised
+        counterpart (then ``supervised_estimator_``, an ``SVC`` fitted on the labeled rows
+        with classes ``0 .. n_classes - 1``, answers the predictions).
+    cv_scores_ : dict or None
+        The guard's held-out accuracies (see :func:`semisup.safety.guard`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from semisup import NystromLabelSpreading
+    >>> X, y_true = make_moons(100, noise=0.05, random_state=0)
+    >>> y = np.full(100, -1)
+    >>> y[[0, 1, 2, 3]] = y_true[[0, 1, 2, 3]]
+    >>> clf = NystromLabelSpreading(n_prototypes=30, random_state=0, fallback="none")
+    >>> float(np.mean(clf.fit(X, y).predict(X) == y_true))
+    0.92
+
+    With two labels per class the default guard's held-out folds tie, so it keeps the
+    supervised counterpart:
+
+    >>> NystromLabelSpreading(n_prototypes=30, random_state=0).fit(X, y).fallback_
+    True
+    """
+
+    def __init__(self, alpha: float = 0.2, n_prototypes="auto", gamma: float | None = None,
+                 prototypes="random", kmeans_max_iter: int = 5, random_state=None,
+                 fallback: str = "cv"):
+        self.alpha = alpha
+        self.n_prototypes = n_prototypes
+        self.gamma = gamma
+        self.prototypes = prototypes
+        self.kmeans_max_iter = kmeans_max_iter
+        self.random_state = random_state
+        self.fallback = fallback
+
+    def fit(self, X, y):
+        """Spread the labels of the labeled rows (``y != -1``) to all rows.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training rows, labeled and unlabeled.
+        y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        return self._fit_guarded(X, y)
+
+    def _fit_plain(self, X, y) -> None:
+        """LGC with the Nyström affinity as published (``fallback="none"``)."""
+        data = check_semi_supervised(X, y, require_unlabeled=True, estimator=self)
+        alpha = check_positive(self.alpha, "alpha")
+        if not alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1), got {self.alpha!r}")
+        rng = check_random_state(self.random_state)
+        X = data.X
+        t0 = time.perf_counter()
+        V = resolve_prototypes(self, X, rng)
+        gamma = resolve_gamma(self.gamma, X)
+        fac = nystrom_lgc_factor(X, V, gamma)
+        Y0 = np.zeros((X.shape[0], data.classes.size))
+        Y0[data.labeled, data.y_index] = 1.0
+        GP, mu = fac.GP, fac.mu
+        F = (1.0 - alpha) * (Y0 + GP @ ((alpha / (1.0 - alpha * mu))[:, None] * (GP.T @ Y0)))
+        self.timings_ = {"fit": time.perf_counter() - t0}
+        dist = np.maximum(F, 0.0)
+        norm = dist.sum(axis=1, keepdims=True)
+        dist = np.divide(dist, norm, out=np.full_like(dist, 1.0 / dist.shape[1]),
+                         where=norm > 0)
+        self.classes_ = data.classes
+        self.prototypes_ = V
+        self.gamma_ = gamma
+        self.n_features_in_ = X.shape[1]
+        self.label_distributions_ = dist
+        # out-of-sample extension: one more spreading step for the new point (Y = 0 there),
+        # F(x) ~ K(x, X) D^-1/2 F up to a positive factor, with K(x, X) ~ K(x, V) W^+ E^T:
+        # an O(m) product per point
+        self._propagator = fac.W_pinv @ np.asarray(fac.E.T @ (fac.d_isqrt[:, None] * F))
+        self.transduction_ = _transduction(self, data, data.classes[
+            np.argmax(F[data.unlabeled], axis=1)])
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
@@ -249,7 +281,46 @@ class NystromLabelSpreading(SemiSupervisedClassifierMixin, ClassifierMixin, Base
 GRAPHS = ("kernel", "knn")
 
 
-class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierMixin,
+class _ClusterLapRLSPrediction:
+    """Prediction of :class:`ClusterLapRLS` as published; it follows
+    :class:`~semisup.base.SupervisedFallbackMixin` in the bases, so that under a fallback the
+    mixin's ``predict`` / ``decision_function`` (the supervised counterpart's) answer first."""
+
+    def decision_function(self, X) -> np.ndarray:
+        """LapRLS decision values: (n,) for two classes, (n, n_classes) otherwise.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
+        """
+        X = _check_fitted_X(self, X)
+        return self.laprls_.decision_function(X)
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels of ``X``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
+        X = _check_fitted_X(self, X)
+        return self.classes_[self.laprls_.predict(X)]
+
+
+class ClusterLapRLS(SupervisedFallbackMixin, _ClusterLapRLSPrediction,
+                    SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierMixin,
                     BaseEstimator):
     """Cluster-based LapRLS ("CB-LapRLS", Section V-C of the PVM paper).
 
@@ -278,16 +349,30 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierM
     kmeans_max_iter : int, default=5
         Lloyd iterations of the k-means that places the prototypes.
     random_state : int, RandomState or None
-        Seed of the prototype choice; an int gives the same fit on every call.
+        Seed of the prototype choice and of the guard's folds; an int gives the same fit
+        on every call.
     probability : bool, default=False
         Enable ``predict_proba`` (Platt sigmoids fitted on cross-validated decision values
         of the labeled rows, :mod:`semisup.calibration`; costs 5 extra fits).
+    fallback : {"cv", "none"}, default="cv"
+        ``"cv"``: the guard of :mod:`semisup.safety` -- 3-fold labeled-only
+        cross-validation (held-out labeled rows hidden among the unlabeled ones) against
+        the supervised counterpart (scikit-learn's ``SVC()``); the semi-supervised fit is
+        kept only when its held-out accuracy is strictly higher, otherwise the estimator is
+        that counterpart fitted on the labeled rows (``fallback_ is True``).  Costs about
+        four fits.  ``"none"``: the method as published.
 
     Attributes
     ----------
     classes_, prototypes_, gamma_, n_features_in_, transduction_, timings_
     laprls_ : semisup.manifold.LapRLS
         The fitted model over the labeled rows followed by the prototypes.
+    fallback_ : bool
+        Whether the guard (``fallback="cv"``) replaced the method by its supervised
+        counterpart (then ``supervised_estimator_``, an ``SVC`` fitted on the labeled rows
+        with classes ``0 .. n_classes - 1``, answers the predictions).
+    cv_scores_ : dict or None
+        The guard's held-out accuracies (see :func:`semisup.safety.guard`).
 
     Examples
     --------
@@ -297,15 +382,22 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierM
     >>> X, y_true = make_moons(100, noise=0.05, random_state=0)
     >>> y = np.full(100, -1)
     >>> y[[0, 1, 2, 3]] = y_true[[0, 1, 2, 3]]
-    >>> clf = ClusterLapRLS(n_prototypes=30, random_state=0).fit(X, y)
+    >>> clf = ClusterLapRLS(n_prototypes=30, random_state=0, fallback="none").fit(X, y)
     >>> float(clf.score(X, y_true))
     0.94
+
+    With two labels per class the default guard's held-out folds tie, so it keeps the
+    supervised counterpart:
+
+    >>> ClusterLapRLS(n_prototypes=30, random_state=0).fit(X, y).fallback_
+    True
     """
 
     def __init__(self, gamma_A: float = 1e-2, gamma_I: float = 1.0, n_prototypes="auto",
                  gamma: float | None = None, graph: str = "kernel", n_neighbors: int = 6,
                  laplacian: str = "unnormalized", prototypes="kmeans",
-                 kmeans_max_iter: int = 5, random_state=None, probability: bool = False):
+                 kmeans_max_iter: int = 5, random_state=None, probability: bool = False,
+                 fallback: str = "cv"):
         self.gamma_A = gamma_A
         self.gamma_I = gamma_I
         self.n_prototypes = n_prototypes
@@ -317,6 +409,7 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierM
         self.kmeans_max_iter = kmeans_max_iter
         self.random_state = random_state
         self.probability = probability
+        self.fallback = fallback
 
     def fit(self, X, y):
         """Fit LapRLS on the labeled rows and the k-means centres of all rows.
@@ -333,6 +426,10 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierM
         self : object
             The fitted estimator.
         """
+        return self._fit_guarded(X, y)
+
+    def _fit_plain(self, X, y) -> None:
+        """CB-LapRLS as published (``fallback="none"``)."""
         from semisup.manifold import LapRLS
 
         self._check_probability()
@@ -371,39 +468,6 @@ class ClusterLapRLS(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierM
             self, data, data.classes[model.predict(X[data.unlabeled])] if data.unlabeled.size
             else np.empty(0, dtype=data.classes.dtype))
         self._fit_probability(X, y)
-        return self
-
-    def decision_function(self, X) -> np.ndarray:
-        """LapRLS decision values: (n,) for two classes, (n, n_classes) otherwise.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            New rows.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_classes)
-            Decision values: the score of ``classes_[1]``, or one column per class.
-        """
-        X = _check_fitted_X(self, X)
-        return self.laprls_.decision_function(X)
-
-    def predict(self, X) -> np.ndarray:
-        """Class labels of ``X``.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            New rows.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
-        X = _check_fitted_X(self, X)
-        return self.classes_[self.laprls_.predict(X)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -23,7 +23,7 @@ from semisup._validation import (
     warn_degenerate,
     warn_if_collapsed,
 )
-from semisup.base import SemiSupervisedClassifierMixin
+from semisup.base import SemiSupervisedClassifierMixin, SupervisedFallbackMixin
 from semisup.calibration import ProbabilityMixin
 from semisup.kernels import default_gamma
 from semisup.prototypes.lowrank import LAPLACIANS, check_n_nearest, prototype_kernel, sparsify_rows
@@ -77,7 +77,62 @@ def class_targets(data) -> np.ndarray:
 logger = get_logger(__name__)
 
 
-class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierMixin,
+class _PVMPrediction:
+    """Prediction of :class:`PrototypeVectorMachine` as published; it follows
+    :class:`~semisup.base.SupervisedFallbackMixin` in the bases, so that under a fallback the
+    mixin's ``predict`` / ``decision_function`` (the supervised counterpart's) answer first."""
+
+    def _labels(self, scores: np.ndarray) -> np.ndarray:
+        if scores.shape[1] == 1:
+            return self.classes_[(scores[:, 0] > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def decision_function(self, X) -> np.ndarray:
+        """Compute the decision values ``K(x, V) f_v + b`` of new rows.
+
+        Shape (n,) for two classes (positive: ``classes_[1]``), (n, n_classes)
+        otherwise.  ``O(m d)`` per point.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values: the score of ``classes_[1]``, or one column per class.
+        """
+        check_is_fitted(self)
+        X = check_X(X, estimator=self, reset=False)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input")
+        Ht = prototype_kernel(X, self.prototypes_, self.gamma_)
+        if self.n_nearest_prototypes is not None:
+            Ht = sparsify_rows(Ht, self.n_nearest_prototypes)
+        scores = np.asarray(Ht @ self.prototype_labels_) + self.intercept_
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels of ``X``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            New rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
+        scores = self.decision_function(X)
+        return self._labels(scores[:, None] if scores.ndim == 1 else scores)
+
+
+class PrototypeVectorMachine(SupervisedFallbackMixin, _PVMPrediction,
+                             SemiSupervisedClassifierMixin, ProbabilityMixin, ClassifierMixin,
                              BaseEstimator):
     """Prototype vector machine (PVM) for large-scale graph-based semi-supervised learning.
 
@@ -142,12 +197,20 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, Cl
         Tolerance of the hinge-loss dual solver (libsvm's maximal KKT violation; its own
         default).
     random_state : int, RandomState or None
-        Seeds k-means.
+        Seeds k-means and the guard's folds.
     verbose : bool, default=False
         Log the time of each stage (INFO level of the ``semisup.prototypes.pvm`` logger).
     probability : bool, default=False
         Enable ``predict_proba`` (Platt sigmoids fitted on cross-validated decision values
         of the labeled rows, :mod:`semisup.calibration`; costs 5 extra fits).
+    fallback : {"cv", "none"}, default="cv"
+        ``"cv"``: the guard of :mod:`semisup.safety` -- 3-fold labeled-only
+        cross-validation (held-out labeled rows hidden among the unlabeled ones) against
+        the supervised counterpart (scikit-learn's ``SVC()``); the semi-supervised fit is
+        kept only when its held-out accuracy is strictly higher, otherwise the estimator is
+        that counterpart fitted on the labeled rows (``fallback_ is True``).  Costs about
+        four fits.  ``"none"``: the method as published.  Distributed row blocks skip the
+        guard.
 
     Attributes
     ----------
@@ -169,6 +232,12 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, Cl
         Seconds spent in ``prototypes`` (k-means), ``graph`` (``H``, ``K_v``, ``H^T S H``,
         ``H^T H``) and ``solve``.
     n_features_in_ : int
+    fallback_ : bool
+        Whether the guard (``fallback="cv"``) replaced the method by its supervised
+        counterpart (then ``supervised_estimator_``, an ``SVC`` fitted on the labeled rows
+        with classes ``0 .. n_classes - 1``, answers the predictions).
+    cv_scores_ : dict or None
+        The guard's held-out accuracies (see :func:`semisup.safety.guard`).
 
     Notes
     -----
@@ -198,7 +267,7 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, Cl
                  gamma: float | None = None, n_nearest_prototypes: int | None = None,
                  prototypes="kmeans", kmeans_max_iter: int = 5, fit_intercept: bool = False,
                  tol: float = 1e-3, random_state=None, verbose: bool = False,
-                 probability: bool = False):
+                 probability: bool = False, fallback: str = "cv"):
         self.loss = loss
         self.n_prototypes = n_prototypes
         self.C1 = C1
@@ -215,6 +284,7 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, Cl
         self.random_state = random_state
         self.verbose = verbose
         self.probability = probability
+        self.fallback = fallback
 
     # ------------------------------------------------------------------ validation
 
@@ -255,17 +325,21 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, Cl
         self : object
             The fitted estimator.
         """
+        return self._fit_guarded(X, y)
+
+    def _fit_plain(self, X, y) -> None:
+        """PVM as published (``fallback="none"``; also every fit of distributed row blocks,
+        which the guard skips)."""
         self._check_probability()
         if getattr(type(X), "_semisup_distributed", False):  # row blocks on a Dask cluster
             from semisup.distributed._estimators import fit_pvm_distributed
 
             with verbosity(self.verbose):
                 fit_pvm_distributed(self, X, y)
-            return self
+            return
         with verbosity(self.verbose):
             data = self._fit(X, y)
             self._fit_probability(data.X, y)
-        return self
 
     def _fit(self, X, y):
         data = check_semi_supervised(X, y, require_unlabeled=True, estimator=self)
@@ -326,54 +400,6 @@ class PrototypeVectorMachine(SemiSupervisedClassifierMixin, ProbabilityMixin, Cl
         self.transduction_ = transduction
 
     # ------------------------------------------------------------------ prediction
-
-    def _labels(self, scores: np.ndarray) -> np.ndarray:
-        if scores.shape[1] == 1:
-            return self.classes_[(scores[:, 0] > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def decision_function(self, X) -> np.ndarray:
-        """Compute the decision values ``K(x, V) f_v + b`` of new rows.
-
-        Shape (n,) for two classes (positive: ``classes_[1]``), (n, n_classes)
-        otherwise.  ``O(m d)`` per point.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            New rows.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_classes)
-            Decision values: the score of ``classes_[1]``, or one column per class.
-        """
-        check_is_fitted(self)
-        X = check_X(X, estimator=self, reset=False)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
-                             f"expecting {self.n_features_in_} features as input")
-        Ht = prototype_kernel(X, self.prototypes_, self.gamma_)
-        if self.n_nearest_prototypes is not None:
-            Ht = sparsify_rows(Ht, self.n_nearest_prototypes)
-        scores = np.asarray(Ht @ self.prototype_labels_) + self.intercept_
-        return scores[:, 0] if scores.shape[1] == 1 else scores
-
-    def predict(self, X) -> np.ndarray:
-        """Class labels of ``X``.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            New rows.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
-        scores = self.decision_function(X)
-        return self._labels(scores[:, None] if scores.ndim == 1 else scores)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -278,7 +278,7 @@ class ActiveSearchPipeline(BaseEstimator):
         if self.learner == "cccp":
             # thesis scaling lambda||w||^2 + sum_D + gamma sum_U  ->  CCCPS3VM's (1/2l, 1/2u)
             model = CCCPS3VM(lam=self.lam / n_l, lam_u=self.gamma * n_r / n_l,
-                             positive_fraction=r, s=self.s)
+                             positive_fraction=r, s=self.s, fallback="none")
         else:
             model = clone(self.learner)
             params = model.get_params(deep=False)

@@ -72,6 +72,9 @@ class OneVsRestMixin:
                 y_k = np.full(n, -1, dtype=np.int64)
                 y_k[data.labeled] = (data.y_index == k).astype(np.int64)
                 est = clone(self)
+                if "fallback" in est.get_params(deep=False):
+                    # the guard judges the multi-class fit: the binary ones are as published
+                    est.set_params(fallback="none")
                 if fractions is not None:
                     est.set_params(positive_fraction=float(fractions[k]))
                 with warnings.catch_warnings():
