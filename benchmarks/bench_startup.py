@@ -1,7 +1,7 @@
 """Start-up: ``import semisup``, ``semisup-svmlin -A 2`` on SVMlin's bundled pcmac example and
-``semisup fit`` / ``semisup predict`` on a 60-row SVMlight file (TransductiveSVM, which the
-command line fits without scikit-learn, and with ``probability=True``, which goes through the
-estimator; the linear regressor; a malformed file), side by side with ``python -c pass`` and
+``semisup fit`` / ``semisup predict`` on a 60-row SVMlight file (TransductiveSVM and L2SVM,
+which the command line fits without scikit-learn, and TSVM with ``probability=True``, which
+goes through the estimator; the linear regressor; a malformed file), side by side with ``python -c pass`` and
 ``python -c 'import sklearn.base'`` in the same run.
 
 Each command runs in a fresh interpreter; wall and CPU (user + system, of the child) seconds
@@ -108,6 +108,8 @@ def main() -> None:
         "semisup fit TransductiveSVM -p probability=True (60 rows, estimator route)": (
             [*semisup, "fit", "TransductiveSVM", files["small.svm"], "-m", model + "p", "-p",
              "probability=True"], (0,)),
+        "semisup fit L2SVM (60 rows)": (
+            [*semisup, "fit", "L2SVM", files["small.svm"], "-m", model + "l"], (0,)),
         "semisup predict, TransductiveSVM model (60 rows)": (
             [*semisup, "predict", model, files["small.svm"], "-o", pred], (0,)),
         "semisup fit LinearLapRLSRegressor (60 rows, 45 nan)": (
