@@ -1,8 +1,8 @@
 """Start-up: ``import semisup``, ``semisup-svmlin -A 2`` on SVMlin's bundled pcmac example and
 ``semisup fit`` / ``semisup predict`` on a 60-row SVMlight file (TransductiveSVM and L2SVM,
 which the command line fits without scikit-learn, and TSVM with ``probability=True``, which
-goes through the estimator; the linear regressor; a malformed file), side by side with ``python -c pass`` and
-``python -c 'import sklearn.base'`` in the same run.
+goes through the estimator; the linear regressor; a malformed file), side by side with
+``python -c pass`` and ``python -c 'import sklearn.base'`` in the same run.
 
 Each command runs in a fresh interpreter; wall and CPU (user + system, of the child) seconds
 are reported: the first run separately (it pays an empty numba cache where there is one: the
