@@ -176,6 +176,15 @@ class DataSet:
             return "low-dimensional"
         return "dense small"
 
+    def official_split(self, n_labeled: int, split: int) -> tuple[np.ndarray, np.ndarray,
+                                                                  np.ndarray]:
+        """Labeled rows, unlabeled rows and the labels with ``-1`` on the unlabeled rows, of
+        official split ``split`` (1-based) with ``n_labeled`` labels."""
+        lab = np.sort(np.asarray(self.official[n_labeled][split - 1], dtype=np.int64))
+        y = np.full(self.y.size, -1)
+        y[lab] = self.y[lab]
+        return lab, np.setdiff1d(np.arange(self.y.size), lab), y
+
     def splits(self, n_labeled: int, n_splits: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
         """``(split number, labeled rows, unlabeled rows)`` for splits 1..n_splits."""
         out = []

@@ -92,10 +92,7 @@ def dev(classifiers, sets, labels, split: int, rule: str, per_spread: float) -> 
         for set_name in sets:
             d = load_set(set_name)
             for n_labeled in labels:
-                lab = np.sort(np.asarray(d.official[n_labeled][split - 1]))
-                unl = np.setdiff1d(np.arange(d.y.size), lab)
-                y = np.full(d.y.size, -1)
-                y[lab] = d.y[lab]
+                lab, unl, y = d.official_split(n_labeled, split)
                 lr = LogisticRegression().fit(d.X[lab], d.y[lab])
                 acc_lr = 100 * np.mean(lr.predict(d.X[unl]) == d.y[unl])
                 t0 = time.process_time()

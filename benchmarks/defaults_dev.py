@@ -86,10 +86,7 @@ def main() -> None:
     for name in args.sets:
         d = load_set(name)
         for n_labeled in args.labels:
-            lab = np.sort(np.asarray(d.official[n_labeled][args.split - 1]))
-            unl = np.setdiff1d(np.arange(d.y.size), lab)
-            y = np.full(d.y.size, -1)
-            y[lab] = d.y[lab]
+            lab, unl, y = d.official_split(n_labeled, args.split)
             ref = Ref().fit(d.X[lab], d.y[lab])
             acc_ref = 100 * np.mean(ref.predict(d.X[unl]) == d.y[unl])
             for c, params in enumerate(cands):

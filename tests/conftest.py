@@ -40,7 +40,7 @@ def data_dir():
 
 
 @pytest.fixture(scope="module")
-def client():
+def _dask_client():
     """A Dask ``LocalCluster`` of two worker processes, one thread each, per test module."""
     import logging
 
@@ -51,3 +51,11 @@ def client():
     yield c
     c.close()
     cluster.close()
+
+
+@pytest.fixture
+def client(_dask_client):
+    """The module's client once both workers are up: a test before may have killed one, and
+    on a busy machine its nanny can take seconds to restart it."""
+    _dask_client.wait_for_workers(2, timeout=120)
+    return _dask_client

@@ -92,7 +92,8 @@ def test_switch_labels_stops_at_non_improving_pair():
 @pytest.mark.parametrize("max_switches", [1, None])
 def test_tsvm_objective_monotone_at_fixed_lam_u(rng, max_switches):
     X, y, _ = two_clusters(rng)
-    est = TransductiveSVM(lam=1e-2, lam_u=1.0, max_switches=max_switches).fit(X, y)
+    est = TransductiveSVM(lam=1e-2, lam_u=1.0, max_switches=max_switches,
+                          fallback="none").fit(X, y)
     hist = est.fit_results_[0].history
     for prev, cur in zip(hist, hist[1:], strict=False):
         if prev["lam_u"] == cur["lam_u"]:
@@ -156,7 +157,7 @@ def test_p_step_minimises_over_the_simplex_slice(rng):
 
 def test_da_traces_behave_as_in_the_paper(rng):
     X, y, _ = two_clusters(rng, n=300)
-    est = DeterministicAnnealingSVM(lam=1e-2).fit(X, y)
+    est = DeterministicAnnealingSVM(lam=1e-2, fallback="none").fit(X, y)
     res = est.fit_results_[0]
     hist = res.history
     u = int((y == -1).sum())
@@ -237,7 +238,7 @@ def test_multiclass_one_vs_rest(rng, cls):
     y = np.full(180, -1)
     for k in range(3):
         y[np.flatnonzero(y_true == k)[:2]] = k
-    est = cls(lam=1e-2).fit(X, y)
+    est = cls(lam=1e-2, fallback="none").fit(X, y)
     assert est.coef_.shape == (3, 2)
     assert est.decision_function(X).shape == (180, 3)
     assert np.mean(est.predict(X) == y_true) > 0.9

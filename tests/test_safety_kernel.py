@@ -1,6 +1,6 @@
 """The labeled-only CV guard (``fallback="cv"``, :mod:`semisup.safety`) on the kernel and
 weak-supervision estimators: ConvexTSVM, MultipleKernelSVC, SelfTaughtClassifier (counterpart
-``SVC()``), MixtureSSL and AuxiliarySVM (counterpart ``L2SVM()``).
+``SVC()``), MixtureSSL and AuxiliarySVM (counterpart ``LogisticRegression()``).
 
 Each estimator gets (a) a constructed problem where its semi-supervised fit loses the guard's
 cross-validation, so it must become its counterpart fitted on the labeled rows, and (b) one
@@ -16,10 +16,10 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.datasets import make_moons
+from sklearn.linear_model import LogisticRegression
 from sklearn.svm import SVC
 
 from semisup import (
-    L2SVM,
     AuxiliarySVM,
     ConvexTSVM,
     MixtureSSL,
@@ -105,13 +105,13 @@ CASES = {
     "MultipleKernelSVC": (lambda **kw: MultipleKernelSVC(**kw), interleaved, imbalanced_clouds,
                           SVC),
     "MixtureSSL": (lambda **kw: MixtureSSL(random_state=0, **kw), shifted_gap, long_bars,
-                   L2SVM),
+                   LogisticRegression),
     "SelfTaughtClassifier": (lambda **kw: SelfTaughtClassifier(n_components=8, n_iter=10,
                                                                random_state=0, **kw),
                              shifted_gap, moons, SVC),
     # without auxiliary rows its fit ignores the unlabeled rows: the guard weighs its lam =
-    # 0.02 against the counterpart's lam = 4 on the labeled rows
-    "AuxiliarySVM": (lambda **kw: AuxiliarySVM(**kw), moons, long_bars, L2SVM),
+    # 0.02 against LogisticRegression() on the labeled rows
+    "AuxiliarySVM": (lambda **kw: AuxiliarySVM(**kw), moons, long_bars, LogisticRegression),
 }
 
 
@@ -212,3 +212,27 @@ def test_auxiliary_rows_are_never_guarded():
     model = AuxiliarySVM(gamma=0.1).fit(X, truth, auxiliary=auxiliary)
     assert model.fallback_ is False and model.cv_scores_ is None
     assert model.n_auxiliary_ == 48
+
+
+def test_convex_tsvm_guard_folds_use_the_loose_low_rank_tolerance(monkeypatch):
+    """The folds of ConvexTSVM's guard fit the low-rank route at ``GUARD_TOL`` (the labels
+    they compare barely move below it); the exact SDP route keeps the estimator's ``tol``."""
+    from semisup.transductive import ctsvm
+
+    X, y, _ = imbalanced_clouds()
+    assert ConvexTSVM()._guard_fold_params(X) == {"tol": ctsvm.GUARD_TOL}
+    assert ConvexTSVM(tol=0.5)._guard_fold_params(X) == {"tol": 0.5}
+    assert ConvexTSVM(solver="scs")._guard_fold_params(X) == {}
+    seen = []
+    plain = ConvexTSVM._fit_plain
+
+    def spy(self, X, y):
+        seen.append(self.tol)
+        return plain(self, X, y)
+
+    monkeypatch.setattr(ConvexTSVM, "_fit_plain", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = ConvexTSVM().fit(X, y)
+    n_folds = model.cv_scores_["n_folds"]
+    assert seen == [ctsvm.GUARD_TOL] * n_folds + ([] if model.fallback_ else [1e-5])

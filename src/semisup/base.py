@@ -132,6 +132,12 @@ class SupervisedFallbackMixin:
         # break_ties: predict agrees with the argmax of decision_function (predict_proba)
         return SVC(break_ties=True)
 
+    def _guard_fold_params(self, X) -> dict:
+        """Parameters of the guard's fold fits that differ from the estimator's (none by
+        default): the folds only compare held-out accuracies, so a method may fit them to a
+        looser tolerance where that was measured to give the same labels."""
+        return {}
+
     def _guard_applies(self, X) -> bool:
         """Whether the guard can run on ``X`` (not, e.g., on a precomputed kernel)."""
         return getattr(self, "kernel", None) != "precomputed" and \
@@ -154,7 +160,8 @@ class SupervisedFallbackMixin:
         data = check_semi_supervised(X, y, estimator=self)
         codes = data.codes()
         quiet = {"verbose": 0} if "verbose" in self.get_params(deep=False) else {}
-        inner = clone(self).set_params(fallback="none", **quiet)
+        inner = clone(self).set_params(fallback="none", **quiet,
+                                       **self._guard_fold_params(data.X))
         counterpart = self._supervised_counterpart()
 
         def fit_predict(which: str, train: np.ndarray, test: np.ndarray) -> np.ndarray:

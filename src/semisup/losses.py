@@ -225,3 +225,41 @@ class HingeTerms:
             keep = np.flatnonzero(row_cost > 0.0)
             return keep, row_cost[keep], row_rhs[keep] / row_cost[keep]
         return _merge_terms(active, self._map, self.y, self.cost, self.n_rows, self._margin)
+
+
+class LogLoss:
+    """Weighted logistic / multinomial log-likelihood ``sum_i s_i L(o_i)`` over outputs.
+
+    One column of outputs and ``+1/-1`` targets: ``L(o) = log(1 + exp(-y o))`` (binary
+    logistic regression); ``K`` columns and one-hot targets: ``L(o) = logsumexp(o) - o_y``
+    (multinomial).  These are the losses of scikit-learn's ``LogisticRegression``, the
+    supervised counterpart of the linear methods under ``fallback="cv"``
+    (:func:`semisup.solvers.logistic.logistic_regression`).
+
+    Parameters
+    ----------
+    targets : ndarray of shape (n, 1) or (n, K)
+        ``+1/-1`` (one column) or one-hot rows.
+    weights : ndarray of shape (n,)
+        Non-negative term weights ``s_i``.
+    """
+
+    def __init__(self, targets: np.ndarray, weights: np.ndarray):
+        self.targets = np.asarray(targets, dtype=np.float64)
+        self.weights = np.asarray(weights, dtype=np.float64)
+        self.binary = self.targets.shape[1] == 1
+
+    def evaluate(self, outputs: np.ndarray) -> tuple[float, np.ndarray]:
+        """``(value, gradient)`` at ``outputs`` (the shape of the targets)."""
+        s = self.weights[:, None]
+        if self.binary:
+            m = self.targets[:, 0] * outputs[:, 0]
+            value = float(self.weights @ np.logaddexp(0.0, -m))
+            sig = 0.5 * (1.0 + np.tanh(0.5 * m))        # sigma(y o) without overflow
+            return value, s * (-self.targets * (1.0 - sig)[:, None])
+        top = outputs.max(axis=1, keepdims=True)
+        e = np.exp(outputs - top)
+        total = e.sum(axis=1, keepdims=True)
+        log_norm = (np.log(total) + top).ravel()
+        value = float(self.weights @ (log_norm - np.sum(self.targets * outputs, axis=1)))
+        return value, s * (e / total - self.targets)

@@ -109,6 +109,7 @@ LINEAR_CLASSES: tuple[str, ...] = (
 #: estimators and the types they hold.
 ALLOWED_CLASSES: tuple[str, ...] = ESTIMATOR_CLASSES + (
     "semisup.solvers.mfn.MFNResult",
+    "semisup.solvers.logistic.LogisticResult",
     "semisup.solvers.dcd.DCDResult",
     "semisup.solvers.s3vm.TSVMResult",
     "semisup.solvers.s3vm.DAResult",

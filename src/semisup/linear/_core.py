@@ -44,7 +44,7 @@ from semisup._validation import (
     check_scale,
     warn_if_collapsed,
 )
-from semisup.linear._defaults import SUPERVISED_LAM, default_lam
+from semisup.linear._defaults import default_lam
 from semisup.losses import HingeTerms, split_sample_weight
 from semisup.regularizers import GraphRidge, Ridge
 from semisup.safety import check_fallback, guard
@@ -289,15 +289,24 @@ class LinearClassifierCore(metaclass=ABCMeta):
         return (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 \
             else scores.argmax(axis=1)
 
-    def _fit_supervised(self, design: Design, data, y_pm: np.ndarray,
-                        sample_weight: np.ndarray | None):
-        """The supervised counterpart of one binary problem: ``L2SVM()`` on the labeled rows
-        (eq. 2 of the SVMlin paper, ``lambda =`` :data:`SUPERVISED_LAM`, by L2-SVM-MFN)."""
-        costs = np.ones(data.labeled.size) if sample_weight is None \
-            else sample_weight[data.labeled]
-        return l2svm_mfn(design.restrict(data.labeled), HingeTerms(y_pm, costs),
-                         Ridge(SUPERVISED_LAM), tol=self.tol, max_iter=self.max_iter or 50,
-                         max_cg_iter=self.max_cg_iter or 10_000)
+    def _fit_supervised(self, data: SemiSupervisedData, sample_weight: np.ndarray | None):
+        """The supervised counterpart: scikit-learn's ``LogisticRegression()`` on the labeled
+        rows (``C = 1``, unpenalised intercept, multinomial for more than two classes), by
+        :func:`semisup.solvers.logistic.logistic_regression` -- the model a user fits when
+        not using the unlabeled rows, and the one issue 26 measures the methods against."""
+        from semisup.solvers.logistic import logistic_regression
+
+        result = logistic_regression(
+            data.X[data.labeled], data.y_index, data.classes.size, C=1.0,
+            sample_weight=None if sample_weight is None else sample_weight[data.labeled],
+            fit_intercept=self.fit_intercept)
+        if not result.converged:
+            # scikit-learn's own stop (its default max_iter), not this estimator's max_iter:
+            # the counterpart is that fit, so no convergence warning names a parameter here
+            logger.info("%s: the logistic-regression counterpart stopped at %d L-BFGS-B "
+                        "iterations, as LogisticRegression() does", type(self).__name__,
+                        result.n_iter)
+        return result
 
     def _check_sample_weight(self, data: SemiSupervisedData, sample_weight):
         """Validated row weights (float64), or ``None``; checked before the guard, whose
@@ -327,27 +336,33 @@ class LinearClassifierCore(metaclass=ABCMeta):
         if supervised:
             for attr in ("lam_", "adjacency_"):   # from an earlier fit, not this one
                 self.__dict__.pop(attr, None)
-        seeds = self._seeds(design, data, len(positives))
-        results = []
-        name = type(self).__name__
-        with solver_threads(design), \
-                progress(len(positives), f"{name} one-vs-rest", self.verbose, "class") as bar:
-            for i, (k, seed) in enumerate(zip(positives, seeds, strict=True)):
-                if n_classes > 2:
-                    logger.info("%s: class %r vs rest", name, data.classes[k])
-                y_pm = data.binary_targets(k)
-                prior = float(np.average(y_pm > 0, weights=None if sample_weight is None
-                                         else sample_weight[data.labeled])) \
-                    if fractions is None else float(fractions[i])
-                results.append(
-                    self._fit_supervised(design, data, y_pm, sample_weight) if supervised
-                    else self._fit_binary(design, data, y_pm, prior, sample_weight,
-                                          context=context, seed=seed))
-                bar.update()
-        coefs, intercepts = zip(*(design.weights_to_coef(r.w) for r in results), strict=True)
+            result = self._fit_supervised(data, sample_weight)
+            results, coef, intercept = [result], result.coef, result.intercept
+            tail = intercept[:, None] / design.intercept_scaling if design.fit_intercept \
+                else np.empty((coef.shape[0], 0))
+            weights = list(np.hstack([coef, tail]))
+        else:
+            seeds = self._seeds(design, data, len(positives))
+            results = []
+            name = type(self).__name__
+            with solver_threads(design), progress(len(positives), f"{name} one-vs-rest",
+                                                  self.verbose, "class") as bar:
+                for i, (k, seed) in enumerate(zip(positives, seeds, strict=True)):
+                    if n_classes > 2:
+                        logger.info("%s: class %r vs rest", name, data.classes[k])
+                    y_pm = data.binary_targets(k)
+                    prior = float(np.average(y_pm > 0, weights=None if sample_weight is None
+                                             else sample_weight[data.labeled])) \
+                        if fractions is None else float(fractions[i])
+                    results.append(self._fit_binary(design, data, y_pm, prior, sample_weight,
+                                                    context=context, seed=seed))
+                    bar.update()
+            weights = [r.w for r in results]
+            coefs, intercepts = zip(*(design.weights_to_coef(w) for w in weights), strict=True)
+            coef, intercept = np.vstack(coefs), np.asarray(intercepts, dtype=np.float64)
         self.classes_ = data.classes
-        self.coef_ = np.vstack(coefs)
-        self.intercept_ = np.asarray(intercepts, dtype=np.float64)
+        self.coef_ = coef
+        self.intercept_ = intercept
         self.n_features_in_ = data.X.shape[1]
         self.fit_results_ = results
         self.objective_ = results[0].objective if len(results) == 1 \
@@ -359,7 +374,7 @@ class LinearClassifierCore(metaclass=ABCMeta):
             # predicting every row costs little more and never copies the unlabeled rows
             if design.X.dtype == np.float32:
                 # the compiled products: scipy would make a float64 copy of the values
-                scores = np.column_stack([design.matvec(r.w) for r in results])
+                scores = np.column_stack([design.matvec(w) for w in weights])
             else:
                 # scikit-learn's safe_sparse_dot: the product, dense for sparse @ dense
                 scores = data.X @ self.coef_.T + self.intercept_
@@ -544,7 +559,7 @@ class DeterministicAnnealingSVM(SemiSupervisedLinearSVMCore):
                  max_inner_iter: int = 100, kl_tol: float = 1e-6, entropy_tol: float = 1e-6,
                  gamma_I: float = 0.0, graph=None, fit_intercept: bool = True,
                  intercept_scaling: float = 1.0, tol: float = 1e-6,
-                 max_iter: int = 50, max_cg_iter: int = 10_000, fallback: str = "none",
+                 max_iter: int = 50, max_cg_iter: int = 10_000, fallback: str = "cv",
                  verbose: int = 0, probability: bool = False):
         self.lam = lam
         self.lam_u = lam_u

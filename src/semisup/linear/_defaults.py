@@ -9,11 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-#: ``lam`` of the supervised ``L2SVM()`` (summed squared hinge): scikit-learn's
-#: ``LogisticRegression()`` to second order (see :class:`semisup.linear.svm.L2SVM`); also the
-#: supervised counterpart the S3VMs fall back to under ``fallback="cv"``
-SUPERVISED_LAM = 4.0
-
 #: ``lam`` per unit of :func:`feature_spread`.  SVMlin's ``lam = 0.001`` was set for text
 #: rows of unit length (spread about 1), where this rule keeps it; see :func:`default_lam`.
 LAM_PER_SPREAD = 1e-3

@@ -297,8 +297,8 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
     fallback : {"cv", "none"}, default="cv"
         ``"cv"``: the guard of :mod:`semisup.safety` -- 3-fold labeled-only
         cross-validation (held-out labeled rows hidden among the unlabeled ones) against
-        the supervised counterpart (``L2SVM()``: ``lam = 4``, summed squared hinge, the
-        second-order match of ``LogisticRegression()``); the semi-supervised fit is kept
+        the supervised counterpart (scikit-learn's ``LogisticRegression()`` objective: ``C = 1``,
+        unpenalised intercept, multinomial beyond two classes); the semi-supervised fit is kept
         only when its held-out accuracy is strictly higher, otherwise the estimator is
         that counterpart fitted on the labeled rows (``fallback_ is True``).  Costs about
         four fits.  ``"none"``: the method as published.
@@ -318,8 +318,9 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
         Objective histories, Newton and CG iteration counts.
     fallback_ : bool
         Whether the guard (``fallback="cv"``) replaced the semi-supervised fit by its
-        supervised counterpart: ``coef_`` and ``intercept_`` are then ``L2SVM()``'s on
-        the labeled rows, and ``objective_``, ``n_iter_`` and ``fit_results_`` those of its solver.
+        supervised counterpart: ``coef_`` and ``intercept_`` are then the logistic
+        regression's on the labeled rows, and ``objective_``, ``n_iter_`` and
+        ``fit_results_`` those of :func:`semisup.solvers.logistic.logistic_regression`.
     cv_scores_ : dict or None
         The guard's result (see :func:`semisup.safety.guard`): mean held-out accuracies
         ``semi_supervised`` and ``supervised``, ``n_folds``, ``split_scores`` and ``keep``;
