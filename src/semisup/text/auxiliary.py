@@ -46,7 +46,7 @@ class AuxiliarySVM(SupervisedFallbackMixin, SemiSupervisedClassifierMixin, Class
         Without auxiliary rows the fit ignores the unlabeled ones, so the guard chooses
         between this fit (``lam`` = 0.02) and logistic regression by labeled-only CV: on the
         SSL-book sets (8 sets x 10 / 100 labels) cells within 1 point of
-        ``LogisticRegression()`` 7 -> 13, 10 -> 13 and 8 -> 14 of 16 on official splits 2,
+        ``LogisticRegression()`` 7 -> 12, 10 -> 13 and 8 -> 14 of 16 on official splits 2,
         3 and 1 (``benchmarks/results/defaults_fallback_logistic.md``).
 
     Attributes

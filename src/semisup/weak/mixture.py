@@ -620,7 +620,7 @@ class MixtureSSL(SupervisedFallbackMixin, OneVsRestMixin, SemiSupervisedClassifi
         one-vs-rest fit as a whole (its binary estimators are fitted as published).
         Measured on the SSL-book sets (8 sets x 10 / 100 labels;
         ``benchmarks/results/defaults_fallback_logistic.md``): cells within 1 point of
-        ``LogisticRegression()`` 11 -> 16, 11 -> 13 and 10 -> 14 of 16 on official splits
+        ``LogisticRegression()`` 11 -> 15, 11 -> 13 and 10 -> 14 of 16 on official splits
         2, 3 and 1 (the benchmark's), median CPU per fit 0.5 -> 1.6 s (split 1); the guard
         also discards real gains (text, 10 labels, split 2: +28.6 points -> 0).
 
