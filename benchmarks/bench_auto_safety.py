@@ -598,7 +598,7 @@ def rule_variant(row: dict, safety: float = 0.5, sup_safety: float | None = None
 
 def _rule_both(row: dict, safety: float, sup_safety: float | None) -> int:
     """The ordered rule where a challenger must win on the margins and on accuracy."""
-    from semisup.meta.auto import safe_choice
+    from semisup.safety import safe_choice
 
     ran = [i for i, v in enumerate(row["scores"]) if v is not None]
     M = {i: np.asarray(row["scores"][i]) for i in ran}

@@ -10,11 +10,11 @@ from sklearn.naive_bayes import MultinomialNB
 
 from semisup import AutoClassifier
 from semisup.meta.auto import (
-    _decisions,
     auto_candidates,
     is_count_like,
     occurrence_scale,
 )
+from semisup.safety import decision_values
 from semisup.text.naive_bayes import SemiSupervisedNB
 
 
@@ -113,13 +113,13 @@ def test_naive_bayes_margin_is_its_log_odds():
     X, y, _ = _documents(80, seed=4)
     lab = y != -1
     nb = MultinomialNB().fit(X[lab], y[lab])
-    dec = _decisions(nb, X)
+    dec = decision_values(nb, X)
     L = nb.predict_log_proba(X)
     np.testing.assert_allclose(dec, L[:, 1] - L[:, 0])
     np.testing.assert_array_equal((dec > 0).astype(int), nb.predict(X))
     y3 = np.arange(lab.sum()) % 3
     nb3 = MultinomialNB().fit(X[lab], y3)
-    np.testing.assert_allclose(_decisions(nb3, X), nb3.predict_log_proba(X))
+    np.testing.assert_allclose(decision_values(nb3, X), nb3.predict_log_proba(X))
 
 
 # ------------------------------------------------------------------------------ the rule

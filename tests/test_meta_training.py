@@ -213,7 +213,7 @@ def test_cotraining_rounds_follow_the_paper():
     y = y.copy()
     y[np.flatnonzero(y == -1)[:2]] = 1       # labeled prior 2 : 4 -> counts [1, 2]
     model = CoTraining(views=[slice(0, 20), slice(20, 40)], pool_size=30, max_iter=4,
-                       random_state=0).fit(X, y)
+                       random_state=0, fallback="none").fit(X, y)
     assert model.class_counts_.tolist() == [1, 2]
     assert model.termination_condition_ == "max_iter" and model.n_iter_ == 4
     for r in range(1, 5):
@@ -221,7 +221,8 @@ def test_cotraining_rounds_follow_the_paper():
         assert np.bincount(added, minlength=2).tolist() == [2, 4]   # two views x [1, 2]
     # a pool covering all rows runs until it is empty
     small = CoTraining(views=[slice(0, 20), slice(20, 40)], class_counts=[5, 5],
-                       pool_size=1000, max_iter=None, random_state=0).fit(X, y)
+                       pool_size=1000, max_iter=None, random_state=0,
+                       fallback="none").fit(X, y)
     assert small.termination_condition_ in ("all_labeled", "no_change")
     # the product rule: predict_proba is the normalised product of the views'
     P0, P1 = (small.view_predict_proba(X, v) for v in (0, 1))

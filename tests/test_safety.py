@@ -1,4 +1,5 @@
-"""The shared guard of semisup.safety: its folds (property-based) and its decision rule."""
+"""The shared guard of semisup.safety: its folds (property-based) and its decision rule
+(the paired margin-score test, checked against a hand computation)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from semisup.safety import GUARD_FOLDS, check_fallback, guard, guard_folds, hide_rows
+from semisup.safety import (
+    GUARD_FOLDS,
+    GUARD_SAFETY,
+    check_fallback,
+    guard,
+    guard_folds,
+    hide_rows,
+)
 
 
 @st.composite
@@ -52,24 +60,27 @@ def test_hide_rows_keeps_only_the_training_labels():
     np.testing.assert_array_equal(hide_rows(codes, np.array([1, 4])), [-1, 1, -1, -1, 0])
 
 
-def _scripted(correct_semi: float, correct_sup: float, codes: np.ndarray):
-    """A fit_predict that is right on the first fraction of each test fold's rows."""
+def _scripted(correct_semi: float, correct_sup: float, codes: np.ndarray,
+              decisions=None):
+    """A fit_predict that is right on the first fraction of each fold's held-out rows (and
+    on every unlabeled row); ``decisions(which, rows, labels)`` gives its decision values."""
     calls = []
 
-    def fit_predict(which, train, test):
-        calls.append((which, train.copy(), test.copy()))
+    def fit_predict(which, train, rows):
+        calls.append((which, train.copy(), rows.copy()))
         frac = correct_semi if which == "semi_supervised" else correct_sup
-        out = codes[test].copy()
-        wrong = np.arange(test.size) >= round(frac * test.size)
+        out = np.where(codes[rows] >= 0, codes[rows], 0)
+        test = np.flatnonzero(codes[rows] >= 0)
+        wrong = test[np.arange(test.size) >= round(frac * test.size)]
         out[wrong] = (out[wrong] + 1) % 2
-        return out
+        return out, None if decisions is None else decisions(which, rows, out)
 
     return fit_predict, calls
 
 
 @pytest.mark.parametrize("semi, sup, keep", [(1.0, 0.5, True), (0.5, 1.0, False),
                                              (1.0, 1.0, False)])     # a tie: the simpler model
-def test_guard_keeps_only_a_strictly_better_semi_supervised_fit(semi, sup, keep):
+def test_guard_keeps_only_a_clearly_better_semi_supervised_fit(semi, sup, keep):
     codes = np.r_[np.repeat([0, 1], 6), np.full(10, -1)]
     fit_predict, calls = _scripted(semi, sup, codes)
     result = guard(fit_predict, codes, random_state=3)
@@ -77,11 +88,79 @@ def test_guard_keeps_only_a_strictly_better_semi_supervised_fit(semi, sup, keep)
     assert result["n_folds"] == 3
     assert result["semi_supervised"] == pytest.approx(semi)
     assert result["supervised"] == pytest.approx(sup)
+    assert result["gain"] == pytest.approx(2 * (semi - sup))    # right/wrong score +-1
+    assert result["safety"] == GUARD_SAFETY
     assert [c[0] for c in calls] == ["semi_supervised", "supervised"] * 3
-    for (_, train, test), (f_train, f_test) in zip(calls[::2], guard_folds(codes, 3),
+    for (_, train, rows), (f_train, f_test) in zip(calls[::2], guard_folds(codes, 3),
                                                    strict=True):
         np.testing.assert_array_equal(train, f_train)
-        np.testing.assert_array_equal(test, f_test)
+        # every row outside the fold's training rows, in order
+        np.testing.assert_array_equal(rows, np.setdiff1d(np.arange(codes.size), f_train))
+        assert np.isin(f_test, rows).all()
+
+
+def test_one_lucky_row_is_not_a_win():
+    # 12 held-out rows, the semi-supervised fit right on one more: the old rule (mean fold
+    # accuracy, strictly higher) kept it; the paired difference is 1 standard error
+    codes = np.r_[np.repeat([0, 1], 6), np.full(10, -1)]
+
+    def fit_predict(which, train, rows):
+        out = np.where(codes[rows] >= 0, codes[rows], 0)
+        if which == "supervised":
+            out[rows == 0] = 1          # wrong on labeled row 0 only
+        return out, None
+
+    result = guard(fit_predict, codes, random_state=3)
+    assert result["semi_supervised"] > result["supervised"]
+    assert result["gain"] == pytest.approx(result["gain_se"])
+    assert not result["keep"]
+    assert guard(fit_predict, codes, random_state=3, safety=0.5)["keep"]
+
+
+def test_margins_separate_fits_that_are_both_right():
+    # both right on every held-out row; the counterpart's held-out margins are a tenth of
+    # its typical margin, the semi-supervised fit's are typical: the margin score decides
+    codes = np.r_[np.repeat([0, 1], 6), np.full(10, -1)]
+
+    def decisions(which, rows, labels):
+        sign = np.where(labels == 1, 1.0, -1.0)
+        held_out = codes[rows] >= 0
+        size = np.where(held_out & (which == "supervised"), 0.1, 1.0)
+        return sign * size
+
+    fit_predict, _ = _scripted(1.0, 1.0, codes, decisions)
+    result = guard(fit_predict, codes, random_state=3)
+    assert result["semi_supervised"] == result["supervised"] == 1.0
+    assert result["gain"] == pytest.approx(0.9)
+    assert result["keep"]
+
+
+def test_guard_decides_as_safe_choice_on_hand_computed_ramp_scores():
+    rng = np.random.default_rng(0)
+    codes = np.r_[np.repeat([0, 1, 2], 5), np.full(20, -1)]
+    fitted = {}
+
+    def fit_predict(which, train, rows):
+        dec = rng.normal(size=(rows.size, 3)) + 1.5 * np.eye(3)[np.maximum(codes[rows], 0)]
+        fitted[(which, train.tobytes())] = dec
+        return dec.argmax(axis=1), dec
+
+    result = guard(fit_predict, codes, random_state=1)
+    scores = {"semi_supervised": [], "supervised": []}
+    for train, test in guard_folds(codes, 1):
+        rows = np.setdiff1d(np.arange(codes.size), train)
+        at = np.searchsorted(rows, test)
+        for which in scores:
+            dec = fitted[(which, train.tobytes())]
+            true = dec[at, codes[test]]
+            other = np.where(np.eye(3, dtype=bool)[codes[test]], -np.inf, dec[at]).max(1)
+            top = np.sort(dec, axis=1)
+            typical = np.median(top[:, -1] - top[:, -2])
+            scores[which].append(np.clip((true - other) / typical, -1, 1))
+    d = np.concatenate(scores["semi_supervised"]) - np.concatenate(scores["supervised"])
+    assert result["gain"] == pytest.approx(d.mean())
+    assert result["gain_se"] == pytest.approx(d.std(ddof=1) / np.sqrt(d.size))
+    assert result["keep"] is bool(d.mean() > GUARD_SAFETY * d.std(ddof=1) / np.sqrt(d.size))
 
 
 def test_guard_has_no_fold_without_two_labels_per_class_or_unlabeled_rows():
@@ -95,3 +174,30 @@ def test_bad_fallback_is_named():
     assert check_fallback("cv") == "cv"
     with pytest.raises(ValueError, match="fallback"):
         check_fallback("auto")
+
+
+def test_decision_values_fall_back_to_log_odds_then_to_probabilities():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import MultinomialNB
+
+    from semisup import LabelSpreading
+    from semisup.safety import decision_values
+
+    rng = np.random.default_rng(0)
+    X = rng.poisson(2.0, size=(40, 5)).astype(float)
+    y = (X[:, 0] > X[:, 1]).astype(int)
+    lr = LogisticRegression().fit(X, y)
+    np.testing.assert_allclose(decision_values(lr, X), lr.decision_function(X))
+    nb = MultinomialNB().fit(X, y)                     # no decision function: log-odds
+    L = nb.predict_log_proba(X)
+    np.testing.assert_allclose(decision_values(nb, X), L[:, 1] - L[:, 0])
+    Xb = np.r_[rng.normal(-2, 1, (20, 2)), rng.normal(2, 1, (20, 2))]
+    y_semi = np.full(40, -1)
+    y_semi[[0, 1, 20, 21]] = [0, 0, 1, 1]
+    ls = LabelSpreading(fallback="none").fit(Xb, y_semi)   # probabilities only
+    assert decision_values(ls, Xb) is None
+    P = ls.predict_proba(Xb)
+    dec = decision_values(ls, Xb, proba=True)
+    np.testing.assert_allclose(dec, P[:, 1] - P[:, 0])
+    assert np.array_equal(dec > 0, ls.predict(Xb) == 1)
+    assert np.unique(ls.predict(Xb)).size == 2

@@ -108,7 +108,7 @@ CASES = {
                    LogisticRegression),
     "SelfTaughtClassifier": (lambda **kw: SelfTaughtClassifier(n_components=8, n_iter=10,
                                                                random_state=0, **kw),
-                             shifted_gap, moons, SVC),
+                             shifted_gap, long_bars, SVC),
     # without auxiliary rows its fit ignores the unlabeled rows: the guard weighs its lam =
     # 0.02 against LogisticRegression() on the labeled rows
     "AuxiliarySVM": (lambda **kw: AuxiliarySVM(**kw), moons, long_bars, LogisticRegression),

@@ -416,7 +416,7 @@ def test_without_irrelevant_option_it_is_the_tsvm(rng):
     m = MixtureSSL(fallback="none", C_L=C_L, C_U=C_U, allow_irrelevant=False).fit(X, y)
     lam = 1 / (2 * 20 * C_L)
     lam_u = 2 * 280 * lam * C_U
-    t = TransductiveSVM(lam=lam, lam_u=lam_u, lam_u_init=1e-5 * lam_u).fit(X, y)
+    t = TransductiveSVM(lam=lam, lam_u=lam_u, lam_u_init=1e-5 * lam_u, fallback="none").fit(X, y)
     # same schedule and steps; the TSVM carries its CG preconditioner across rounds, so the
     # two agree to the CG tolerance (1e-6), not bit for bit
     np.testing.assert_allclose(m.coef_, t.coef_, rtol=1e-5, atol=1e-8)

@@ -7,7 +7,7 @@ from sklearn.metrics import accuracy_score
 from sklearn.utils.metaestimators import available_if
 
 from semisup._validation import unlabeled_mask
-from semisup.safety import check_fallback, guard, hide_rows
+from semisup.safety import check_fallback, decision_values, guard, hide_rows
 
 
 def labeled_rows(y, sample_weight=None):
@@ -164,12 +164,13 @@ class SupervisedFallbackMixin:
                                        **self._guard_fold_params(data.X))
         counterpart = self._supervised_counterpart()
 
-        def fit_predict(which: str, train: np.ndarray, test: np.ndarray) -> np.ndarray:
+        def fit_predict(which: str, train: np.ndarray, rows: np.ndarray):
             if which == "supervised":
                 model = clone(counterpart).fit(data.X[train], codes[train])
             else:
                 model = inner.fit(data.X, hide_rows(codes, train), **fit_params)
-            return model.predict(data.X[test])
+            X_rows = data.X[rows]
+            return model.predict(X_rows), decision_values(model, X_rows, proba=True)
 
         result = guard(fit_predict, codes, getattr(self, "random_state", None),
                        type(self).__name__)

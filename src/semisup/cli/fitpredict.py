@@ -323,7 +323,8 @@ def fit(args) -> int:
     guard = getattr(est, "cv_scores_", None)
     if isinstance(guard, dict) and "keep" in guard:   # fallback="cv" (semisup.safety)
         print(f"semisup: labeled-only CV accuracy {guard['semi_supervised']:.3f} "
-              f"(semi-supervised) vs {guard['supervised']:.3f} (supervised counterpart): "
+              f"(semi-supervised) vs {guard['supervised']:.3f} (supervised counterpart), "
+              f"margin score gain {guard['gain']:+.3f} +- {guard['gain_se']:.3f}: "
               + ("kept the semi-supervised fit" if guard["keep"] else
                  "the model is the supervised counterpart (-p fallback=none fits the "
                  "method as published)"))

@@ -268,16 +268,16 @@ class LinearClassifierCore(metaclass=ABCMeta):
         self.fallback_ = False
         self.cv_scores_ = None
         if check_fallback(self.fallback) == "cv" and data.unlabeled.size:
-            self.cv_scores_ = guard(lambda which, train, test: self._fold_predict(
-                which, data, train, test, sample_weight), data.codes(),
+            self.cv_scores_ = guard(lambda which, train, rows: self._fold_predict(
+                which, data, train, rows, sample_weight), data.codes(),
                 getattr(self, "random_state", None), type(self).__name__)
             self.fallback_ = self.cv_scores_ is not None and not self.cv_scores_["keep"]
         return self._fit_problems(data, sample_weight, supervised=self.fallback_)
 
     def _fold_predict(self, which: str, data: SemiSupervisedData, train: np.ndarray,
-                      test: np.ndarray, sample_weight) -> np.ndarray:
-        """Class indices of the rows ``test`` after a fit on the labels of ``train`` only
-        (every other row unlabeled): one fold of the guard."""
+                      rows: np.ndarray, sample_weight) -> tuple[np.ndarray, np.ndarray]:
+        """Class indices and decision values of the rows ``rows`` after a fit on the labels
+        of ``train`` only (every other row unlabeled): one fold of the guard."""
         fold = SemiSupervisedData(data.X, data.classes, train,
                                   np.setdiff1d(np.arange(data.X.shape[0]), train),
                                   data.codes()[train])
@@ -285,9 +285,10 @@ class LinearClassifierCore(metaclass=ABCMeta):
         est.verbose = 0
         est.warm_start = False
         est._fit_problems(fold, sample_weight, supervised=which == "supervised")
-        scores = data.X[test] @ est.coef_.T + est.intercept_
-        return (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 \
-            else scores.argmax(axis=1)
+        scores = np.asarray(data.X[rows] @ est.coef_.T + est.intercept_)
+        if scores.shape[1] == 1:
+            return (scores[:, 0] > 0).astype(np.intp), scores[:, 0]
+        return scores.argmax(axis=1), scores
 
     def _fit_supervised(self, data: SemiSupervisedData, sample_weight: np.ndarray | None):
         """The supervised counterpart: scikit-learn's ``LogisticRegression()`` on the labeled

@@ -299,7 +299,7 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
         cross-validation (held-out labeled rows hidden among the unlabeled ones) against
         the supervised counterpart (scikit-learn's ``LogisticRegression()`` objective: ``C = 1``,
         unpenalised intercept, multinomial beyond two classes); the semi-supervised fit is kept
-        only when its held-out accuracy is strictly higher, otherwise the estimator is
+        only when it wins the guard's margin test, otherwise the estimator is
         that counterpart fitted on the labeled rows (``fallback_ is True``).  Costs about
         four fits.  ``"none"``: the method as published.
     verbose : int, default=0
@@ -323,9 +323,9 @@ class CCCPS3VM(LinearSemiSupervisedClassifier):
         ``fit_results_`` those of :func:`semisup.solvers.logistic.logistic_regression`.
     cv_scores_ : dict or None
         The guard's result (see :func:`semisup.safety.guard`): mean held-out accuracies
-        ``semi_supervised`` and ``supervised``, ``n_folds``, ``split_scores`` and ``keep``;
-        ``None`` with ``fallback="none"`` or when the guard cannot run (a class with one
-        labeled row, or no unlabeled row).
+        ``semi_supervised`` and ``supervised``, ``n_folds``, ``split_scores``, the margin
+        scores' ``gain`` and ``gain_se``, and ``keep``; ``None`` with ``fallback="none"`` or
+        when the guard cannot run (a class with one labeled row, or no unlabeled row).
 
     Examples
     --------

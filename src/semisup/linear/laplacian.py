@@ -296,7 +296,7 @@ class LinearLapRLS(_LinearManifoldBase):
         cross-validation (held-out labeled rows hidden among the unlabeled ones) against
         the supervised counterpart (scikit-learn's ``LogisticRegression()`` objective: ``C = 1``,
         unpenalised intercept, multinomial beyond two classes); the semi-supervised fit is kept
-        only when its held-out accuracy is strictly higher, otherwise the estimator is
+        only when it wins the guard's margin test, otherwise the estimator is
         that counterpart fitted on the labeled rows (``fallback_ is True``).  Costs about
         four fits; with ``gamma_I="auto"`` the guard judges the refit at the chosen
         value.  ``"none"``: the method as published.
@@ -330,9 +330,9 @@ class LinearLapRLS(_LinearManifoldBase):
         (``adjacency_`` is then not set).
     cv_scores_ : dict or None
         The guard's result (see :func:`semisup.safety.guard`): mean held-out accuracies
-        ``semi_supervised`` and ``supervised``, ``n_folds``, ``split_scores`` and ``keep``;
-        ``None`` with ``fallback="none"`` or when the guard cannot run (a class with one
-        labeled row, or no unlabeled row).
+        ``semi_supervised`` and ``supervised``, ``n_folds``, ``split_scores``, the margin
+        scores' ``gain`` and ``gain_se``, and ``keep``; ``None`` with ``fallback="none"`` or
+        when the guard cannot run (a class with one labeled row, or no unlabeled row).
 
     Examples
     --------
@@ -485,14 +485,15 @@ class LinearLapSVM(_LinearManifoldBase):
         cross-validation (held-out labeled rows hidden among the unlabeled ones) against
         the supervised counterpart (scikit-learn's ``LogisticRegression()`` objective:
         ``C = 1``, unpenalised intercept, multinomial beyond two classes); the
-        semi-supervised fit is kept only when its held-out accuracy is strictly higher,
+        semi-supervised fit is kept only when it wins the guard's margin test,
         otherwise the estimator is that counterpart fitted on the labeled rows
         (``fallback_ is True``).  Costs about four fits; with ``gamma_I="auto"`` the guard
         judges the refit at the chosen value.  ``"none"``: the method as published.  On the
-        SSL-book sets the guard gave 15, 15 and 14 of 16 cells within a point of
+        SSL-book sets the guard gives 16, 16 and 15 of 16 cells within a point of
         ``LogisticRegression()`` on official splits 2, 3 and 1, against 15, 13 and 11
         without it, at about 2.5x the CPU
-        (``benchmarks/results/defaults_fallback_logistic.md``).
+        (``benchmarks/results/defaults_fallback_logistic.md``,
+        ``defaults_fallback_margin.md``).
     verbose : int, default=0
         Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG).
     probability : bool, default=False
@@ -520,9 +521,9 @@ class LinearLapSVM(_LinearManifoldBase):
         (``adjacency_`` is then not set).
     cv_scores_ : dict or None
         The guard's result (see :func:`semisup.safety.guard`): mean held-out accuracies
-        ``semi_supervised`` and ``supervised``, ``n_folds``, ``split_scores`` and ``keep``;
-        ``None`` with ``fallback="none"`` or when the guard cannot run (a class with one
-        labeled row, or no unlabeled row).
+        ``semi_supervised`` and ``supervised``, ``n_folds``, ``split_scores``, the margin
+        scores' ``gain`` and ``gain_se``, and ``keep``; ``None`` with ``fallback="none"`` or
+        when the guard cannot run (a class with one labeled row, or no unlabeled row).
 
     Examples
     --------

@@ -70,7 +70,7 @@ class TransductiveSVM(_core.TransductiveSVM, SemiSupervisedLinearSVM):
         cross-validation (held-out labeled rows hidden among the unlabeled ones) against
         the supervised counterpart (scikit-learn's ``LogisticRegression()`` objective: ``C = 1``,
         unpenalised intercept, multinomial beyond two classes); the semi-supervised fit is kept
-        only when its held-out accuracy is strictly higher, otherwise the estimator is
+        only when it wins the guard's margin test, otherwise the estimator is
         that counterpart fitted on the labeled rows (``fallback_ is True``).  Costs about
         four fits.  ``"none"``: the method as published.
     verbose : int, default=0
@@ -99,9 +99,9 @@ class TransductiveSVM(_core.TransductiveSVM, SemiSupervisedLinearSVM):
         (``lam_`` is then not set).
     cv_scores_ : dict or None
         The guard's result (see :func:`semisup.safety.guard`): mean held-out accuracies
-        ``semi_supervised`` and ``supervised``, ``n_folds``, ``split_scores`` and ``keep``;
-        ``None`` with ``fallback="none"`` or when the guard cannot run (a class with one
-        labeled row, or no unlabeled row).
+        ``semi_supervised`` and ``supervised``, ``n_folds``, ``split_scores``, the margin
+        scores' ``gain`` and ``gain_se``, and ``keep``; ``None`` with ``fallback="none"`` or
+        when the guard cannot run (a class with one labeled row, or no unlabeled row).
 
     Examples
     --------

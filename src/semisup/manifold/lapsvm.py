@@ -137,7 +137,7 @@ class LapSVM(SupervisedFallbackMixin, ManifoldClassifier):
         ``"cv"``: the guard of :mod:`semisup.safety` -- 3-fold labeled-only
         cross-validation (held-out labeled rows hidden among the unlabeled ones) against
         the supervised counterpart (scikit-learn's ``SVC()``); the semi-supervised fit is
-        kept only when its held-out accuracy is strictly higher, otherwise the estimator is
+        kept only when it wins the guard's margin test, otherwise the estimator is
         that counterpart fitted on the labeled rows (``fallback_ is True``).  Costs about
         four fits.  ``"none"``: the method as published.  Skipped (the method as
         published) with ``kernel='precomputed'`` or a given ``graph`` matrix.

@@ -83,7 +83,6 @@ the 10x cost rule of issue 26.
 
 from __future__ import annotations
 
-import math
 import numbers
 import time
 import warnings
@@ -106,6 +105,7 @@ from semisup._validation import (
     warn_if_collapsed,
 )
 from semisup.base import SemiSupervisedClassifierMixin
+from semisup.safety import decision_values, ramp_scores, safe_choice
 
 logger = get_logger(__name__)
 
@@ -193,79 +193,6 @@ def cv_plan(y_labeled: np.ndarray, cv="auto", random_state=None) -> CVPlan | Non
                             random_state=0 if random_state is None else random_state)
     return CVPlan([[(np.asarray(tr), np.asarray(te))
                     for tr, te in folds.split(np.zeros((y_labeled.size, 1)), y_labeled)]])
-
-
-def safe_choice(correct_supervised: np.ndarray, correct_semi: np.ndarray,
-                safety: float) -> tuple[bool, float, float]:
-    """Whether a semi-supervised model's held-out accuracy beats the supervised one's.
-
-    Parameters
-    ----------
-    correct_supervised, correct_semi : ndarray of shape (n_labeled,)
-        Per labeled row, the model's held-out score averaged over the cross-validation
-        repetitions: the fraction of them in which it was predicted correctly, or its
-        :func:`ramp_scores`.
-    safety : float
-        Standard errors the mean paired difference must exceed.
-
-    Returns
-    -------
-    chosen : bool
-        ``mean(d) > safety * se(d)`` and ``mean(d) > 0`` for ``d = semi - supervised``
-        (strictly: a tie keeps the supervised model).
-    gain, se : float
-        ``mean(d)`` and its standard error ``std(d, ddof=1) / sqrt(n)``.
-    """
-    d = np.asarray(correct_semi, dtype=np.float64) - np.asarray(correct_supervised, np.float64)
-    gain = float(d.mean())
-    se = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size > 1 else math.inf
-    # a tie (to round-off) is not a win
-    return bool(gain > 1e-12 and gain - safety * se > 1e-12), gain, se
-
-
-def ramp_scores(dec_test: np.ndarray | None, y_test: np.ndarray, dec_pool: np.ndarray | None,
-                hit: np.ndarray) -> np.ndarray:
-    """Held-out margins in units of the model's typical margin, clipped to ``[-1, 1]``.
-
-    ``1 - ramp loss`` of the margin ``m`` (``y f`` for two classes, the true class's score
-    minus the best other one for more) divided by the median ``|m|``-scale of the same
-    fit over the rows it predicted without their labels (``dec_pool``). Each model is
-    measured against its own output scale, so a least-squares score and a logistic
-    log-odds compare; a held-out row predicted correctly but closer to the boundary than
-    the model's typical row scores below 1. Without decision values: ``+-1`` (right or
-    wrong).
-
-    Parameters
-    ----------
-    dec_test : ndarray of shape (t,) or (t, k), or None
-        Decision values of the held-out labeled rows.
-    y_test : ndarray of int of shape (t,)
-        Their class indices.
-    dec_pool : ndarray, or None
-        Decision values of every row the fold's fit predicted (held-out and unlabeled).
-    hit : ndarray of bool of shape (t,)
-        Whether each held-out row was predicted correctly.
-
-    Returns
-    -------
-    ndarray of shape (t,)
-        The scores, in ``[-1, 1]``.
-    """
-    if dec_test is None:
-        return np.where(hit, 1.0, -1.0)
-    if dec_test.ndim == 1:
-        m = np.where(y_test == 1, dec_test, -dec_test)
-        typical = float(np.median(np.abs(dec_pool)))
-    else:
-        rows = np.arange(y_test.size)
-        other = dec_test.copy()
-        other[rows, y_test] = -np.inf
-        m = dec_test[rows, y_test] - other.max(axis=1)
-        top2 = np.sort(dec_pool, axis=1)[:, -2:]
-        typical = float(np.median(top2[:, 1] - top2[:, 0]))
-    if not np.isfinite(typical) or typical <= np.finfo(float).tiny:
-        return np.where(hit, 1.0, -1.0)
-    return np.clip(m / typical, -1.0, 1.0)
 
 
 def _labels(scores: np.ndarray) -> np.ndarray:
@@ -849,7 +776,7 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
             est = self._configured(cand.estimator, params)
             est.fit(X[labeled[train]], y_enc[labeled[train]])
             X_out = X[rows_out]          # one copy of the predicted rows per fold
-            return np.asarray(est.predict(X_out)), _decisions(est, X_out)
+            return np.asarray(est.predict(X_out)), decision_values(est, X_out)
         view_est, X_view = views
         est = self._configured(view_est, params)
         y_fold = y_enc.copy()
@@ -859,7 +786,7 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         scores = getattr(est, "training_scores_", None)
         if scores is not None:
             return pred, np.asarray(scores)[rows_out]
-        return pred, _decisions(est, X[rows_out])
+        return pred, decision_values(est, X[rows_out])
 
     def _refit(self, row, X, y_enc, labeled):
         est = self._configured(row["_estimator"], row["params"])
@@ -929,7 +856,7 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         """
         check_is_fitted(self, "best_estimator_")
         X = check_X(X, estimator=self, reset=False)
-        dec = _decisions(self.best_estimator_, X)
+        dec = decision_values(self.best_estimator_, X)
         if dec is None:
             raise AttributeError(f"the chosen model ({self.best_candidate_}) has no "
                                  "decision_function; use predict_proba")
@@ -959,7 +886,7 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         est = self.best_estimator_
         if _has_native_proba(est):
             return np.asarray(est.predict_proba(X))
-        dec = _decisions(est, X)
+        dec = decision_values(est, X)
         if dec is None or self._sigmoid is None:
             # no decision values held out (no CV): the chosen labels with certainty
             P = np.zeros((X.shape[0], self.classes_.size))
@@ -994,20 +921,3 @@ def _has_native_proba(est) -> bool:
     """Probabilities the estimator computes itself: scikit-learn's and semisup's
     ``predict_proba`` are hidden (``available_if``) when ``probability=False``."""
     return hasattr(est, "predict_proba")
-
-
-def _decisions(est, X):
-    """Decision values: ``decision_function``, else the log-odds of ``predict_log_proba``
-    (naive Bayes has no decision function; its log-odds are its margin), else ``None``."""
-    if hasattr(est, "decision_function"):
-        try:
-            return np.asarray(est.decision_function(X))
-        except AttributeError:
-            pass
-    if hasattr(est, "predict_log_proba"):
-        try:
-            L = np.asarray(est.predict_log_proba(X), dtype=np.float64)
-        except AttributeError:
-            return None
-        return L[:, 1] - L[:, 0] if L.shape[1] == 2 else L
-    return None

@@ -39,15 +39,16 @@ class AuxiliarySVM(SupervisedFallbackMixin, SemiSupervisedClassifierMixin, Class
         cross-validation (held-out labeled rows hidden among the unlabeled ones) against
         the supervised counterpart (scikit-learn's ``LogisticRegression()``, the model a
         user fits without the unlabeled rows, as for the linear SVMlin family); this fit is
-        kept only when its held-out accuracy is strictly higher, otherwise the estimator is
+        kept only when it wins the guard's margin test, otherwise the estimator is
         that counterpart fitted on the labeled rows (``fallback_ is True``).  Costs about
         four fits.  Only without ``auxiliary`` rows: they carry their query's label, not a
         true one, so no fold may score on them.  ``"none"``: the method as published.
         Without auxiliary rows the fit ignores the unlabeled ones, so the guard chooses
         between this fit (``lam`` = 0.02) and logistic regression by labeled-only CV: on the
         SSL-book sets (8 sets x 10 / 100 labels) cells within 1 point of
-        ``LogisticRegression()`` 7 -> 12, 10 -> 13 and 8 -> 14 of 16 on official splits 2,
-        3 and 1 (``benchmarks/results/defaults_fallback_logistic.md``).
+        ``LogisticRegression()`` 7 -> 14, 10 -> 15 and 8 -> 15 of 16 on official splits 2,
+        3 and 1 (``benchmarks/results/defaults_fallback_logistic.md``,
+        ``defaults_fallback_margin.md``).
 
     Attributes
     ----------

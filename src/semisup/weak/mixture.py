@@ -613,16 +613,17 @@ class MixtureSSL(SupervisedFallbackMixin, OneVsRestMixin, SemiSupervisedClassifi
         cross-validation (held-out labeled rows hidden among the unlabeled ones) against
         the supervised counterpart (scikit-learn's ``LogisticRegression()``, the model a
         user fits without the unlabeled rows, as for the linear SVMlin family); the
-        semi-supervised fit is kept only when its
-        held-out accuracy is strictly higher, otherwise the estimator is that counterpart
+        semi-supervised fit is kept only when it
+        wins the guard's margin test, otherwise the estimator is that counterpart
         fitted on the labeled rows (``fallback_ is True``).  Costs about four fits.
         ``"none"``: the method as published.  More than two classes: the guard judges the
         one-vs-rest fit as a whole (its binary estimators are fitted as published).
         Measured on the SSL-book sets (8 sets x 10 / 100 labels;
         ``benchmarks/results/defaults_fallback_logistic.md``): cells within 1 point of
-        ``LogisticRegression()`` 11 -> 15, 11 -> 13 and 10 -> 14 of 16 on official splits
-        2, 3 and 1 (the benchmark's), median CPU per fit 0.5 -> 1.6 s (split 1); the guard
-        also discards real gains (text, 10 labels, split 2: +28.6 points -> 0).
+        ``LogisticRegression()`` 11 -> 15, 11 -> 15 and 10 -> 15 of 16 on official splits
+        2, 3 and 1 (the benchmark's; ``defaults_fallback_margin.md``), median CPU per fit
+        0.5 -> 1.6 s (split 1); the guard also discards real gains (text, 10 labels, split
+        2: +28.6 points -> 0).
 
     Attributes
     ----------
