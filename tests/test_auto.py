@@ -100,13 +100,13 @@ def test_choose_prefers_the_earlier_candidate_unless_a_later_one_wins_by_the_rul
 def test_cv_results_reproduce_a_hand_written_transductive_cv():
     X, y, _ = _moons(120, per_class=6)
     cands = [Candidate("LR", LogisticRegression(), False),
-             Candidate("LapRLS", LapRLS(), True, [{}, {"gamma_I": 10.0}])]
+             Candidate("LapRLS", LapRLS(fallback="none"), True, [{}, {"gamma_I": 10.0}])]
     auto = AutoClassifier(candidates=cands, cv=3, random_state=3).fit(X, y)
     labeled = np.flatnonzero(y != -1)
     plan = cv_plan(y[labeled], 3, 3)
     expected = []
-    for est, semi in [(LogisticRegression(), False), (LapRLS(), True),
-                      (LapRLS(gamma_I=10.0), True)]:
+    for est, semi in [(LogisticRegression(), False), (LapRLS(fallback="none"), True),
+                      (LapRLS(fallback="none", gamma_I=10.0), True)]:
         hits = 0
         for train, test in plan.repeats[0]:
             if semi:
@@ -126,11 +126,11 @@ def test_laprls_held_out_scores_equal_refits():
     folds = cv_plan(y[labeled], 5, 0).repeats[0]
     for fit_intercept in (False, True):
         # a fixed graph weight: the one-factorisation CV is for fixed weights
-        est = LapRLS(gamma_I=1e4, fit_intercept=fit_intercept)
+        est = LapRLS(fallback="none", gamma_I=1e4, fit_intercept=fit_intercept)
         for (_, test), scores in zip(folds, est._held_out_scores(X, y, folds), strict=True):
             y_fold = y.copy()
             y_fold[labeled[test]] = -1
-            ref = LapRLS(gamma_I=1e4, fit_intercept=fit_intercept).fit(X, y_fold)
+            ref = LapRLS(fallback="none", gamma_I=1e4, fit_intercept=fit_intercept).fit(X, y_fold)
             np.testing.assert_allclose(scores, ref.training_scores_, atol=1e-9)
 
 

@@ -108,18 +108,19 @@ def test_linear_laprls_gamma_I_auto_reproduces_hand_cv(solver, rng):
 def test_laprls_gamma_I_auto_reproduces_hand_cv(rng):
     # the fast route (every fold from one factorisation per value) against plain refits
     X, y, _ = blobs(rng, n_per=30, n_classes=3, spread=2.0, labeled_per=4)
-    clf = LapRLS(gamma_I="auto", fit_intercept=True).fit(X, y)
+    clf = LapRLS(fallback="none", gamma_I="auto", fit_intercept=True).fit(X, y)
     values = clf.cv_results_["param_gamma_I"]
     assert values.size == 8 and values[-1] == 0 and np.all(np.diff(values) < 0)
     # the grid: mean eigenvalue of gamma_I s L K is 10^k gamma_A, k = 4 .. -2
-    probe = LapRLS(gamma_I=0.0).fit(X, y)
+    probe = LapRLS(fallback="none", gamma_I=0.0).fit(X, y)
     K = probe._train_gram(X)
     _, L, s = probe._graph_laplacian(X)
     unit = 1e-4 * X.shape[0] / (s * float(L.multiply(K).sum()))
     np.testing.assert_allclose(values[:-1], unit * 10.0 ** np.arange(4, -3, -1), rtol=1e-10)
     check_against_hand(clf, "gamma_I",
-                       lambda v: LapRLS(gamma_I=v, fit_intercept=True), X, y, values)
-    ref = LapRLS(gamma_I=clf.gamma_I_, fit_intercept=True).fit(X, y)
+                       lambda v: LapRLS(fallback="none", gamma_I=v, fit_intercept=True),
+                       X, y, values)
+    ref = LapRLS(fallback="none", gamma_I=clf.gamma_I_, fit_intercept=True).fit(X, y)
     np.testing.assert_allclose(clf.alpha_, ref.alpha_, rtol=1e-10, atol=1e-12)
     assert clf.get_params()["gamma_I"] == "auto"
 

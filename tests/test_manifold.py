@@ -108,7 +108,8 @@ def test_laprls_default_graph_is_the_normalized_laplacian():
 def test_laprls_equals_eq8(kind, power):
     X, y, _ = moons(120, per_class=4)
     gA, gI, g = 1e-2, 300.0, 3.0
-    est = LapRLS(gamma_A=gA, gamma_I=gI, gamma=g, laplacian=kind, laplacian_power=power)
+    est = LapRLS(fallback="none", gamma_A=gA, gamma_I=gI, gamma=g, laplacian=kind,
+                 laplacian_power=power)
     est.fit(X, y)
     K, L, lab, yl, n = dense_parts(X, y, g, kind=kind, power=power)
     alpha = eq8(K, L, lab, yl, gA, gI, n)
@@ -121,7 +122,7 @@ def test_laprls_equals_eq8(kind, power):
 @pytest.mark.filterwarnings("ignore::semisup.graph.GraphWarning")  # blobs: 3 components
 def test_laprls_multiclass_one_solve_equals_eq8_matrix_and_binary_fits():
     X, y, y_true = blobs3()
-    est = LapRLS(gamma_A=1e-2, gamma_I=1e3, gamma=1.0).fit(X, y)
+    est = LapRLS(fallback="none", gamma_A=1e-2, gamma_I=1e3, gamma=1.0).fit(X, y)
     K, L, lab, _, n = dense_parts(X, y, 1.0, kind=RLS_KIND, power=RLS_POWER)
     Y = np.where(y[lab][:, None] == np.arange(3)[None], 1.0, -1.0)    # one-hot +-1
     np.testing.assert_allclose(est.alpha_, eq8(K, L, lab, Y, 1e-2, 1e3, n), rtol=1e-7,
@@ -130,14 +131,14 @@ def test_laprls_multiclass_one_solve_equals_eq8_matrix_and_binary_fits():
     assert np.mean(est.transduction_ == y_true) > 0.95
     # column c is the binary problem "c vs rest"
     yb = np.where(y == -1, -1, (y == 2).astype(int))
-    bin_est = LapRLS(gamma_A=1e-2, gamma_I=1e3, gamma=1.0).fit(X, yb)
+    bin_est = LapRLS(fallback="none", gamma_A=1e-2, gamma_I=1e3, gamma=1.0).fit(X, yb)
     np.testing.assert_allclose(bin_est.alpha_[:, 0], est.alpha_[:, 2], rtol=1e-8, atol=1e-10)
 
 
 def test_laprls_with_intercept_solves_stationarity_system():
     X, y, _ = moons(100, per_class=5)
     gA, gI, g = 1e-2, 100.0, 2.0
-    est = LapRLS(gamma_A=gA, gamma_I=gI, gamma=g, fit_intercept=True).fit(X, y)
+    est = LapRLS(fallback="none", gamma_A=gA, gamma_I=gI, gamma=g, fit_intercept=True).fit(X, y)
     K, L, lab, yl, n = dense_parts(X, y, g, kind=RLS_KIND, power=RLS_POWER)
     l = lab.size
     # gradient of the objective in (alpha, b), divided by K: an (n+1) linear system
@@ -160,7 +161,7 @@ def test_laprls_gamma_I_zero_is_kernel_ridge():
     X, y, _ = moons(150, per_class=6)
     X_test = make_moons(40, noise=0.05, random_state=9)[0]
     gA = 0.05
-    est = LapRLS(gamma_A=gA, gamma_I=0.0, gamma=2.0).fit(X, y)
+    est = LapRLS(fallback="none", gamma_A=gA, gamma_I=0.0, gamma=2.0).fit(X, y)
     lab = np.flatnonzero(y != -1)
     kr = KernelRidge(alpha=gA * lab.size, kernel="rbf", gamma=2.0)
     kr.fit(X[lab], np.where(y[lab] == 1, 1.0, -1.0))
@@ -341,7 +342,7 @@ def test_out_of_sample_precomputed_and_given_graph_paths_agree():
     W = adjacency_graph(X, 6, warn=False)
     for cls in (LapRLS, LapSVM):
         # LapSVM's guard runs on a alone (b's given graph and c's Gram matrix skip it)
-        published = {"fallback": "none"} if cls is LapSVM else {}
+        published = {"fallback": "none"}
         a = cls(gamma_A=1e-2, gamma_I=500.0, gamma=3.0, **published).fit(X, y)
         np.testing.assert_allclose(a.decision_function(X), a.training_scores_, atol=1e-9)
         b = cls(gamma_A=1e-2, gamma_I=500.0, gamma=3.0, graph=W).fit(X, y)
@@ -359,8 +360,10 @@ def test_sparse_input_and_graph_scale_sum():
     X, y, _ = moons(100, per_class=4)
     Xs = sp.csr_matrix(X)
     for scale in ("n2", "sum"):
-        a = LapRLS(gamma_A=1e-2, gamma_I=10.0, gamma=3.0, graph_scale=scale).fit(X, y)
-        b = LapRLS(gamma_A=1e-2, gamma_I=10.0, gamma=3.0, graph_scale=scale).fit(Xs, y)
+        a = LapRLS(fallback="none", gamma_A=1e-2, gamma_I=10.0, gamma=3.0,
+                   graph_scale=scale).fit(X, y)
+        b = LapRLS(fallback="none", gamma_A=1e-2, gamma_I=10.0, gamma=3.0,
+                   graph_scale=scale).fit(Xs, y)
         np.testing.assert_allclose(a.alpha_, b.alpha_, rtol=1e-8, atol=1e-10)
     W = adjacency_graph(X, 6, warn=False)
     K, L, lab, yl, n = dense_parts(X, y, 3.0, kind=RLS_KIND, power=RLS_POWER)
@@ -382,7 +385,7 @@ def test_laprls_property_matches_eq8(seed, log_gA, log_gI, n_lab):
     gA, gI = 10.0 ** log_gA, 10.0 ** log_gI
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GraphWarning)
-        est = LapRLS(gamma_A=gA, gamma_I=gI, gamma=0.5).fit(X, y)
+        est = LapRLS(fallback="none", gamma_A=gA, gamma_I=gI, gamma=0.5).fit(X, y)
         K, L, lab, yl, _ = dense_parts(X, y, 0.5, kind=RLS_KIND, power=RLS_POWER)
     alpha = eq8(K, L, lab, yl, gA, gI, n)
     np.testing.assert_allclose(K @ est.alpha_[:, 0], K @ alpha, rtol=1e-6, atol=1e-8)

@@ -50,8 +50,8 @@ def test_defaults_are_auto_and_normalized():
 
 
 def published(cls, **params):
-    """The method as published: LapSVM without the default guard (LapRLS has none)."""
-    return cls(**params, **({"fallback": "none"} if cls is LapSVM else {}))
+    """The method as published: without the default guard."""
+    return cls(**params, fallback="none")
 
 
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
@@ -63,8 +63,8 @@ def test_lapsvm_default_auto_reproduces_hand_cv(loss, rng):
     values = clf.cv_results_["param_gamma_I"]
     assert values.size == 8 and values[-1] == 0 and np.all(np.diff(values) < 0)
     # the same grid as LapRLS's (same kernel, graph and gamma_A)
-    np.testing.assert_allclose(values, LapRLS().fit(X, y).cv_results_["param_gamma_I"],
-                               rtol=1e-12)
+    grid = LapRLS(fallback="none").fit(X, y).cv_results_["param_gamma_I"]
+    np.testing.assert_allclose(values, grid, rtol=1e-12)
     check_against_hand(clf, "gamma_I",
                        lambda v: LapSVM(loss=loss, solver="dual", gamma_I=v, tol=1e-10,
                                         fallback="none"),
@@ -113,7 +113,7 @@ def test_one_labeled_row_per_class_uses_fixed_weight_with_warning():
 
 @pytest.mark.parametrize("cls", [LapRLS, LapSVM])
 def test_auto_held_out_scores_equal_refits_of_the_default(cls):
-    # the AutoClassifier scores its LapRLS() candidate by _held_out_scores: with
+    # the AutoClassifier scores its LapRLS(fallback="none") candidate by _held_out_scores: with
     # gamma_I="auto" each fold must choose its own value, as a refit does
     X, y, _ = moons(3, n=90, per_class=6)
     labeled = np.flatnonzero(y != -1)

@@ -1,7 +1,7 @@
 """The guard of :mod:`semisup.safety` (``fallback="cv"``) on the graph and prototype methods.
 
 LabelPropagation, LabelSpreading, NystromLabelSpreading, ClusterLapRLS,
-PrototypeVectorMachine and LapSVM: their supervised counterpart is scikit-learn's ``SVC()``
+PrototypeVectorMachine, LapSVM and LapRLS: their supervised counterpart is scikit-learn's ``SVC()``
 (the counterpart of ``benchmarks/bench_defaults.py`` for kernel and graph methods).
 """
 
@@ -19,6 +19,7 @@ from semisup import (
     ClusterLapRLS,
     LabelPropagation,
     LabelSpreading,
+    LapRLS,
     LapSVM,
     NystromLabelSpreading,
     PrototypeVectorMachine,
@@ -27,9 +28,9 @@ from semisup.cli import _modelfile
 from semisup.graph import adjacency_graph
 from semisup.kernels import kernel_matrix
 
-# LapSVM's default gamma_I="auto" has gamma_I = 0 (the supervised SVM) among its
-# candidates, so it is rarely far below SVC; a fixed strong graph weight is a user's choice
-# the guard must catch
+# LapSVM's and LapRLS's default gamma_I="auto" has gamma_I = 0 (the supervised kernel
+# machine) among its candidates, so it is rarely far below SVC; a fixed strong graph weight
+# is a user's choice the guard must catch
 ESTIMATORS = [
     (LabelPropagation, {}),
     (LabelSpreading, {}),
@@ -37,6 +38,7 @@ ESTIMATORS = [
     (ClusterLapRLS, {}),
     (PrototypeVectorMachine, {}),
     (LapSVM, {"gamma_I": 1e4}),
+    (LapRLS, {"gamma_I": 1e4}),
 ]
 IDS = [cls.__name__ for cls, _ in ESTIMATORS]
 

@@ -24,6 +24,7 @@ from semisup import (
     ConvexTSVM,
     MixtureSSL,
     MultipleKernelSVC,
+    RhoTSVM,
     SelfTaughtClassifier,
     SupervisedSelfTaught,
 )
@@ -112,6 +113,10 @@ CASES = {
     # without auxiliary rows its fit ignores the unlabeled rows: the guard weighs its lam =
     # 0.02 against LogisticRegression() on the labeled rows
     "AuxiliarySVM": (lambda **kw: AuxiliarySVM(**kw), moons, long_bars, LogisticRegression),
+    # the default rho = 0 on the interleaved line transduces 61 % against SVC's 78 %; a
+    # narrow kernel and rho = 0.5 follow the moons (100 % against 87 %)
+    "RhoTSVM": (lambda gamma=None, rho=0.0, **kw: RhoTSVM(gamma=gamma, rho=rho, **kw),
+                interleaved, lambda: moons() + ({"gamma": 10.0, "rho": 0.5},), SVC),
 }
 
 
@@ -142,9 +147,10 @@ def test_guard_falls_back_where_unlabeled_rows_mislead(name):
     np.testing.assert_array_equal(model.transduction_[lab], y[lab])
 
 
-@pytest.mark.parametrize("name", [n for n in CASES if n != "MultipleKernelSVC"])
+@pytest.mark.parametrize("name", [n for n in CASES if n not in ("MultipleKernelSVC", "RhoTSVM")])
 def test_guard_sees_a_strictly_worse_fit(name):
-    # the fallback above is no tie: the labeled-only CV ranks the published fit lower (for
+    # the fallback above is no tie: the labeled-only CV ranks the published fit lower (the
+    # rho-TSVM ties on accuracy and loses on the margins; for
     # MultipleKernelSVC no problem tried -- clouds, shifted gap, moons cut across, interleaved
     # classes -- made its labeled-block SVM differ from SVC on held-out rows: a tie, which
     # the guard also sends to the counterpart)

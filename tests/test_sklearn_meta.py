@@ -126,14 +126,16 @@ def test_semi_supervised_members_see_every_row_and_others_the_labeled_ones():
     X, y, _ = _partial(n_labeled=21)
     semi = _Recorder(LapRLS, "semisup.testing")
     plain = _Recorder(LogisticRegression, "tests.plain")
-    SemiSupervisedCalibratedClassifier(semi.cls(gamma=10.0), cv=3, random_state=0).fit(X, y)
+    SemiSupervisedCalibratedClassifier(semi.cls(gamma=10.0, fallback="none"), cv=3,
+                                       random_state=0).fit(X, y)
     # 3 folds (14 labeled rows + all 99 unlabeled each), then the final fit on all 120
     assert semi.calls == [(113, 99)] * 3 + [(120, 99)]
     SemiSupervisedStackingClassifier([("p", plain.cls())], cv=3, random_state=0).fit(X, y)
     assert plain.calls == [(14, 0)] * 3 + [(21, 0)]
     semi.calls.clear()
     plain.calls.clear()
-    SemiSupervisedVotingClassifier([("s", semi.cls(gamma=10.0)), ("p", plain.cls())]).fit(X, y)
+    SemiSupervisedVotingClassifier([("s", semi.cls(gamma=10.0, fallback="none")),
+                                    ("p", plain.cls())]).fit(X, y)
     assert semi.calls == [(120, 99)] and plain.calls == [(21, 0)]
 
 

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from semisup._logging import convergence_check, verbosity
 from semisup._validation import SemiSupervisedData, check_semi_supervised
-from semisup.base import SemiSupervisedClassifierMixin
+from semisup.base import SemiSupervisedClassifierMixin, SupervisedFallbackMixin
 from semisup.calibration import ProbabilityMixin
 from semisup.manifold._rkhs import KernelGraphMixin, _check_int, _check_real
 from semisup.model_selection import check_positive_or_auto, is_auto, select_parameter
@@ -227,3 +227,40 @@ class ManifoldClassifier(SemiSupervisedClassifierMixin, ProbabilityMixin, Kernel
 
     def __sklearn_tags__(self):
         return self._adjust_tags(super().__sklearn_tags__())
+
+
+class GuardedManifoldClassifier(SupervisedFallbackMixin, ManifoldClassifier):
+    """A manifold classifier with the guard of :mod:`semisup.safety` (``fallback="cv"``,
+    counterpart ``SVC()``)."""
+
+    def fit(self, X, y):
+        """Fit on labeled and unlabeled rows (``y == -1`` marks unlabeled rows).
+
+        With ``fallback="cv"`` (the default) the guard of :mod:`semisup.safety` first
+        compares the method (``gamma_I="auto"`` included: each fold chooses its own value)
+        with ``SVC()`` by labeled-only CV; with ``gamma_I="auto"`` the value is then chosen
+        by transductive labeled-only CV (see the ``gamma_I`` parameter) and the model
+        refitted at it.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Or the ``(n, n)`` Gram matrix with ``kernel='precomputed'``.
+        y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        return self._fit_guarded(X, y)
+
+    def _fit_plain(self, X, y) -> None:
+        """The method as published (``fallback="none"``)."""
+        ManifoldClassifier.fit(self, X, y)
+
+    def _guard_applies(self, X) -> bool:
+        # a precomputed kernel is no feature matrix for SVC(); a given graph is the
+        # user's modelling choice, fitted as published
+        return super()._guard_applies(X) and isinstance(self.graph, str)

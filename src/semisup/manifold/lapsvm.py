@@ -9,8 +9,7 @@ import numpy as np
 
 from semisup._logging import convergence_check, get_logger, report_unconverged
 from semisup._validation import warn_if_collapsed
-from semisup.base import SupervisedFallbackMixin
-from semisup.manifold._base import ManifoldClassifier
+from semisup.manifold._base import GuardedManifoldClassifier
 from semisup.manifold._rkhs import (
     _check_choice,
     _check_int,
@@ -77,7 +76,7 @@ class LaplacianPrimalProblem:
         return float(u[:-1] @ Tv) + float(u[-1] * v[-1])
 
 
-class LapSVM(SupervisedFallbackMixin, ManifoldClassifier):
+class LapSVM(GuardedManifoldClassifier):
     """Laplacian Support Vector Machine (Belkin, Niyogi & Sindhwani, section 3.2).
 
     Minimises eq. 6 over ``f(x) = sum_i alpha_i K(x_i, x) + b`` (``i`` over labeled and
@@ -238,38 +237,11 @@ class LapSVM(SupervisedFallbackMixin, ManifoldClassifier):
         self.fallback = fallback
 
     def fit(self, X, y):
-        """Fit on labeled and unlabeled rows (``y == -1`` marks unlabeled rows).
-
-        With ``fallback="cv"`` (the default) the guard of :mod:`semisup.safety` first
-        compares LapSVM (``gamma_I="auto"`` included: each fold chooses its own value) with
-        ``SVC()`` by labeled-only CV; with ``gamma_I="auto"`` the value is then chosen by
-        transductive labeled-only CV (see the ``gamma_I`` parameter) and the model refitted
-        at it.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Or the ``(n, n)`` Gram matrix with ``kernel='precomputed'``.
-        y : array-like of shape (n_samples,)
-            Class labels, ``-1`` for unlabeled rows.
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
         # one convergence warning for the guard's fold fits and the final fit together
         with convergence_check(self, {"pcg": "max_iter", "smo": "max_iter"}):
-            return self._fit_guarded(X, y)
+            return super().fit(X, y)
 
-    def _fit_plain(self, X, y) -> None:
-        """LapSVM as published (``fallback="none"``)."""
-        ManifoldClassifier.fit(self, X, y)
-
-    def _guard_applies(self, X) -> bool:
-        # a precomputed kernel is no feature matrix for SVC(); a given graph is the
-        # user's modelling choice, fitted as published
-        return super()._guard_applies(X) and isinstance(self.graph, str)
+    fit.__doc__ = GuardedManifoldClassifier.fit.__doc__
 
     def _resolve_solver(self) -> str:
         _check_choice(self.loss, "loss", LOSSES)

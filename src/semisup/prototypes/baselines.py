@@ -456,7 +456,8 @@ class ClusterLapRLS(SupervisedFallbackMixin, _ClusterLapRLSPrediction,
         model = LapRLS(gamma_A=self.gamma_A, gamma_I=self.gamma_I, kernel="rbf", gamma=gamma,
                        graph=graph, n_neighbors=self.n_neighbors, laplacian=self.laplacian,
                        laplacian_power=1,  # the PVM paper's L (LapRLS defaults to L^2)
-                       random_state=rng.randint(np.iinfo(np.int32).max))
+                       random_state=rng.randint(np.iinfo(np.int32).max),
+                       fallback="none")   # on prototypes: ClusterLapRLS guards itself
         with warnings.catch_warnings():
             # judged once, on the rows' labels below, not on the prototypes'
             warnings.simplefilter("ignore", CollapseWarning)
