@@ -179,8 +179,12 @@ class DataSet:
     def official_split(self, n_labeled: int, split: int) -> tuple[np.ndarray, np.ndarray,
                                                                   np.ndarray]:
         """Labeled rows, unlabeled rows and the labels with ``-1`` on the unlabeled rows, of
-        official split ``split`` (1-based) with ``n_labeled`` labels."""
-        lab = np.sort(np.asarray(self.official[n_labeled][split - 1], dtype=np.int64))
+        split ``split`` (1-based) with ``n_labeled`` labels: the official one where the set
+        has them, else the stratified draw with seed ``split`` (as :meth:`splits`)."""
+        if n_labeled in self.official:
+            lab = np.sort(np.asarray(self.official[n_labeled][split - 1], dtype=np.int64))
+        else:
+            lab = stratified_draw(self.y, n_labeled, seed=split)
         y = np.full(self.y.size, -1)
         y[lab] = self.y[lab]
         return lab, np.setdiff1d(np.arange(self.y.size), lab), y

@@ -12,15 +12,18 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from semisup import L2SVM, S4VM, TransductiveSVM
 from semisup._validation import CollapseWarning
+from semisup.kernels import scale_gamma
 from semisup.linear.s4vm import (
     balance_bounds,
     balanced_labels,
     gain_coefficients,
     kernel_feature_map,
+    mean_distance_gamma,
     safe_labels,
     worst_case_gain,
 )
@@ -273,3 +276,27 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="y has no unlabeled rows")
         check(estimator)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 30), d=st.integers(1, 8),
+       scale=st.floats(1e-3, 1e3), density=st.floats(0.05, 1.0))
+def test_scale_gamma_is_scikit_learns_svc_width(seed, n, d, scale, density):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * scale * (rng.random((n, d)) < density)
+    y = np.arange(n) % 2
+    reference = SVC(gamma="scale").fit(X, y)._gamma   # scikit-learn's own rule
+    assert scale_gamma(X) == pytest.approx(reference, rel=1e-9)
+    assert scale_gamma(sp.csr_matrix(X)) == pytest.approx(reference, rel=1e-9)
+
+
+def test_default_width_is_the_counterparts_and_the_papers_is_on_request():
+    X, y, _ = _blobs(n=25, shift=1.5)
+    clf = S4VM(n_candidates=5, random_state=0).fit(X, y)
+    # SVC()'s kernel over the same rows (S4VM reads the width off all of X, labeled and
+    # unlabeled, as scikit-learn reads it off the rows it is given)
+    assert clf.gamma_ == pytest.approx(SVC().fit(X, np.arange(len(X)) % 2)._gamma)
+    paper = S4VM(gamma="mean_distance", n_candidates=5, random_state=0).fit(X, y)
+    assert paper.gamma_ == pytest.approx(mean_distance_gamma(X))
+    with pytest.raises(ValueError, match="gamma"):
+        S4VM(gamma="auto").fit(X, y)

@@ -45,6 +45,35 @@ def default_gamma(X, random_state=0) -> float:
     return gamma
 
 
+def scale_gamma(X) -> float:
+    """RBF ``gamma = 1 / (n_features * Var(X))``: scikit-learn's ``SVC(gamma="scale")`` width.
+
+    ``Var(X)`` is the variance of all entries of ``X`` (dense or sparse, zeros included), as
+    scikit-learn computes it, so a method given this width works with the same kernel as
+    the ``SVC()`` it is compared with.  Every entry equal (no spread): 1, as scikit-learn.
+
+    Raises
+    ------
+    ValueError
+        When the scale of ``X`` overflows or underflows float64.
+    """
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        n = X.shape[0] * X.shape[1]
+        mean = float(X.sum()) / n
+        var = float(X.multiply(X).sum()) / n - mean ** 2
+    else:
+        var = float(np.var(X))
+    with np.errstate(over="ignore", divide="ignore"):
+        gamma = 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+    if not (np.isfinite(gamma) and gamma > 0):
+        raise ValueError(f"the kernel width gamma='scale' = 1 / (n_features * Var(X)) is "
+                         f"{gamma!r}: the scale of X is extreme; rescale X (e.g. "
+                         "sklearn.preprocessing.StandardScaler) or pass gamma explicitly")
+    return gamma
+
+
 def kernel_matrix(X, Y=None, kernel: str = "rbf", gamma: float | None = None, degree: int = 3,
                   coef0: float = 1.0) -> np.ndarray:
     """Gram matrix ``K(X, Y)``.
