@@ -52,6 +52,16 @@ def scale_gamma(X) -> float:
     scikit-learn computes it, so a method given this width works with the same kernel as
     the ``SVC()`` it is compared with.  Every entry equal (no spread): 1, as scikit-learn.
 
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        The training rows.
+
+    Returns
+    -------
+    float
+        The RBF ``gamma`` in ``exp(-gamma ||x - y||^2)``.
+
     Raises
     ------
     ValueError

@@ -39,6 +39,7 @@ from semisup._validation import (
     warn_if_collapsed,
 )
 from semisup.base import SemiSupervisedClassifierMixin, SupervisedFallbackMixin
+from semisup.solvers.lasso import hinge_lasso_codes, well_conditioned
 from semisup.weak._cvx import check_solver, import_cvxpy, solve
 
 logger = logging.getLogger("semisup.weak.selftaught")
@@ -398,9 +399,11 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
     * II(b) the dictionary (:func:`update_dictionary` on the rows scaled by
       ``sqrt(omega_i)``, exact block steps over atoms);
     * I(a) the unlabeled codes (lasso, :func:`encode`, warm-started);
-    * I(b) the labeled codes with the classifier's hinge terms (one cvxpy problem, the
-      slacks free: the digest's equivalent block step, which lowers ``F`` at least as much
-      as the thesis's version with the slacks fixed).
+    * I(b) the labeled codes with the classifier's hinge terms, the slacks free: the
+      digest's equivalent block step, which lowers ``F`` at least as much as the thesis's
+      version with the slacks fixed (two classes and a well-conditioned dictionary: an exact
+      coordinate-descent solve through the hinge's dual variable,
+      :func:`semisup.solvers.lasso.hinge_lasso_codes`; otherwise one cvxpy problem).
 
     Every step keeps its previous value for any block (row or SVM) whose new value would
     raise ``F`` (inexact solvers), so ``F`` never increases; the trace is
@@ -449,7 +452,11 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
     random_state : int or None, default=None
         Seed of the dictionary learning; an int gives the same fit on every call.
     solver : str or None, default=None
-        The cvxpy solver of step I(b).
+        Step I(b)'s solver.  ``None``: the exact coordinate-descent route where it applies
+        (two classes and a well-conditioned dictionary: the same objective to 1e-8, whole
+        fits 3-13x faster at 100 labels, ``benchmarks/results/sstl_codes.md``), else
+        cvxpy's default; a cvxpy solver name (e.g. ``"CLARABEL"``): always the conic
+        program, with that solver.
     refit : bool, default=True
         Refit the SVMs on the plain-lasso codes of the labeled rows after the last
         iteration (see above); ``False``: Algorithm 3's last classifier.
@@ -465,8 +472,10 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
         counterpart fitted on the labeled rows (``fallback_ is True``; there is then no
         dictionary and :meth:`transform` raises).  It applies when ``y`` holds unlabeled
         rows.  Costs about four fits.  ``"none"``: the method as published.  Off by
-        default: the published fit already takes about 40 CPU-s on 1,500 rows (the
-        SSL-book sets), and the guard triples it (g241d, 100 labels: 34 -> 105 CPU-s;
+        default: the published fit takes 4 to 14 s on the SSL book's 1,500 rows since step
+        I(b) has its exact route (``benchmarks/results/sstl_codes.md``; 21 to 49 s with the
+        conic program), so the guard would put a fit near a minute (before that route it
+        tripled 34 CPU-s to 105 on g241d at 100 labels,
         ``benchmarks/results/defaults_fallback_kernel.md``).
 
     Attributes
@@ -586,12 +595,24 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
         return update_dictionary(X_all * s[:, None], codes * s[:, None], D)
 
     def _labeled_codes_step(self, X_l, codes_l, D, Y, W, c):
-        """I(b): ``min_a omega (||x - aD||^2 + beta ||a||_1) + sw C sum_o H(y_o (w_o.a + c_o))``."""
+        """I(b): ``min_a omega (||x - aD||^2 + beta ||a||_1) + sw C sum_o H(y_o (w_o.a + c_o))``.
+
+        Divided by ``omega``, each row's problem is a lasso with ``mu = sw C / omega`` times
+        its hinge terms.  Two classes (one hinge per row), a well-conditioned dictionary (no
+        more atoms than features, :func:`~semisup.solvers.lasso.well_conditioned`) and
+        ``solver=None``: solved exactly by
+        :func:`semisup.solvers.lasso.hinge_lasso_codes`; otherwise one cvxpy problem.
+        """
+        mu = self.supervised_weight * self.C / self.labeled_weight_
+        if self.solver is None and Y.shape[1] == 1 and well_conditioned(D):
+            codes, _ = hinge_lasso_codes(X_l, D, self.beta, Y[:, 0], W[0], float(c[0]), mu,
+                                         init=codes_l)
+            return codes
         cp = import_cvxpy()
         A = cp.Variable(codes_l.shape)
         margins = cp.multiply(Y, A @ W.T + np.ones((Y.shape[0], 1)) @ c[None, :])
         obj = cp.sum_squares(X_l - A @ D) + self.beta * cp.sum(cp.abs(A)) + \
-            (self.supervised_weight * self.C / self.labeled_weight_) * cp.sum(cp.pos(1 - margins))
+            mu * cp.sum(cp.pos(1 - margins))
         problem = cp.Problem(cp.Minimize(obj))
         solve(cp, problem, self.solver)
         return np.asarray(A.value)
