@@ -329,3 +329,16 @@ def test_20newsgroups_unlabeled_documents_help(data_dir):
     acc_em = np.mean(em.predict(X[te]) == y[te])
     # the paper's effect: unlabeled posts cut the error by a large share
     assert acc_em - acc_nb > 0.05, (acc_nb, acc_em)
+
+
+def test_dense_real_valued_features_are_told_they_are_not_words():
+    rng = np.random.default_rng(0)
+    y = np.full(60, -1)
+    y[:3], y[3:6] = 0, 1
+    with pytest.warns(UserWarning, match="models term counts.*100 % of the entries"):
+        SemiSupervisedNB().fit(np.abs(rng.normal(size=(60, 5))), y)
+    counts = sp.random(60, 500, density=0.02, random_state=0, format="csr") * 5
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SemiSupervisedNB().fit(counts, y)
+    assert not [w for w in caught if "models term counts" in str(w.message)]

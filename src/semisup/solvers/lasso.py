@@ -11,8 +11,8 @@ supervised variant codes the labeled rows with the classifier's hinge terms adde
 
 The lasso with a linear term (:func:`lasso_codes`, which scikit-learn's lasso does not
 take) is solved here row by row by compiled coordinate descent on the Gram matrix
-``G = D D^T`` (Friedman et al., 2010), each row until no coordinate moves or its support
-and signs give the exact solution.  The problem
+``G = D D^T`` (Friedman et al., 2010), each row until no coordinate moves or feature-sign
+search (Lee et al., 2007) from the descent's point reaches the exact solution.  The problem
 with one hinge term (two classes) is solved through the hinge's dual variable:
 ``max(0, 1 - m) = max_{0 <= alpha <= 1} alpha (1 - m)`` turns it into a lasso with the
 linear term ``mu alpha y w . a``, whose margin ``m(alpha)`` does not decrease with
@@ -113,11 +113,9 @@ POLISH_EVERY = 10
 def _cd_rows(G, Q, A, half, tol, max_sweeps):
     """Coordinate descent on every row of ``A`` in place; returns the rows not converged.
 
-    Every :data:`POLISH_EVERY` sweeps the row's support and signs are tried as the answer:
-    ``a_S = G_SS^-1 (q_S - (beta/2) sign_S)``, accepted when the signs hold and every
-    coordinate off the support satisfies ``|q_j - (G a)_j| <= beta/2`` (the lasso's
-    optimality conditions, so the row is then exact); on an ill-conditioned ``G``
-    coordinate descent alone converges slowly.
+    Every :data:`POLISH_EVERY` sweeps the row is handed to feature-sign search
+    (:func:`_polish`), which finishes it exactly once the descent has found roughly the
+    right signs; on an ill-conditioned ``G`` coordinate descent alone converges slowly.
     """
     n, p = A.shape
     r = np.empty(p)
@@ -166,40 +164,101 @@ def _cd_rows(G, Q, A, half, tol, max_sweeps):
 
 
 @njit(cache=True, nogil=True)
-def _polish(G, q, a, half, trial):
-    """Replace ``a`` by the exact solution on its support when that satisfies the KKT
-    conditions; returns whether it did."""
-    p = a.size
-    support = np.flatnonzero(a != 0.0)
-    m = support.size
+def _objective(G, q, x, half):
+    """``x G x - 2 q . x + 2 half ||x||_1`` (the row's lasso up to a constant)."""
+    p = x.size
+    value = 0.0
     for j in range(p):
-        trial[j] = 0.0
-    if m:
+        if x[j] == 0.0:
+            continue
+        acc = 0.0
+        for k in range(p):
+            acc += G[j, k] * x[k]
+        value += x[j] * acc - 2.0 * q[j] * x[j] + 2.0 * half * abs(x[j])
+    return value
+
+
+@njit(cache=True, nogil=True)
+def _polish(G, q, a, half, trial):
+    """Finish a row exactly by feature-sign search (Lee, Battle, Raina & Ng, 2007).
+
+    Starting from the descent's current ``a``: solve the quadratic on the current signs,
+    move to the best point of the segment towards it (the objective with ``|x|`` checked at
+    the end and at every zero crossing, so it never increases), activate the coordinate
+    that violates its optimality condition most; stop when every condition holds (then
+    ``a`` is replaced by the exact solution and True returned) or when a step makes no
+    progress (False: the descent goes on).
+    """
+    p = a.size
+    x = trial
+    for j in range(p):
+        x[j] = a[j]
+    theta = np.sign(x)
+    r = np.empty(p)
+    cand = np.empty(p)
+    for _ in range(4 * p + 4):
+        for j in range(p):
+            acc = q[j]
+            for k in range(p):
+                acc -= G[j, k] * x[k]
+            r[j] = acc
+        balanced = True                          # (q - G x)_j = half theta_j on the support
+        for j in range(p):
+            if theta[j] != 0.0 and abs(r[j] - half * theta[j]) > 1e-10 * (1.0 + half):
+                balanced = False
+                break
+        if balanced:
+            worst, jw = half * (1.0 + 1e-12) + 1e-12, -1
+            for j in range(p):
+                if theta[j] == 0.0 and abs(r[j]) > worst:
+                    worst, jw = abs(r[j]), j
+            if jw < 0:
+                for j in range(p):
+                    a[j] = x[j]
+                return True
+            theta[jw] = 1.0 if r[jw] > 0 else -1.0
+        support = np.flatnonzero(theta != 0.0)
+        m = support.size
         M = np.empty((m, m))
         b = np.empty(m)
         for s in range(m):
-            b[s] = q[support[s]] - (half if a[support[s]] > 0 else -half)
+            b[s] = q[support[s]] - half * theta[support[s]]
             for t in range(m):
                 M[s, t] = G[support[s], support[t]]
         try:
-            x = np.linalg.solve(M, b)
-        except Exception:  # noqa: BLE001  (a singular block: no exact answer on it)
+            z = np.linalg.solve(M, b)
+        except Exception:  # noqa: BLE001  (a singular block: leave the row to the descent)
             return False
+        for j in range(p):
+            cand[j] = 0.0
         for s in range(m):
-            if x[s] * a[support[s]] <= 0.0:     # a sign flipped: not this support
-                return False
-            trial[support[s]] = x[s]
-    for j in range(p):
-        if trial[j] != 0.0:
-            continue
-        acc = q[j]
-        for k in range(p):
-            acc -= G[j, k] * trial[k]
-        if abs(acc) > half * (1.0 + 1e-12) + 1e-12:
+            cand[support[s]] = z[s]
+        # the best of the segment's end and its zero crossings
+        best_t, best_f = 0.0, _objective(G, q, x, half)
+        step = np.empty(p)
+        for trial_t in range(m + 1):
+            if trial_t == m:
+                t = 1.0
+            else:
+                j = support[trial_t]
+                if x[j] == 0.0 or x[j] * cand[j] >= 0.0:
+                    continue
+                t = x[j] / (x[j] - cand[j])
+            for k in range(p):
+                step[k] = x[k] + t * (cand[k] - x[k])
+                if trial_t < m and k == support[trial_t]:
+                    step[k] = 0.0
+            f = _objective(G, q, step, half)
+            if f < best_f - 1e-15 * (1.0 + abs(best_f)):
+                best_t, best_f = t, f
+                for k in range(p):
+                    r[k] = step[k]
+        if best_t == 0.0:
             return False
-    for j in range(p):
-        a[j] = trial[j]
-    return True
+        for k in range(p):
+            x[k] = r[k] if abs(r[k]) > 1e-300 else 0.0
+            theta[k] = np.sign(x[k])
+    return False
 
 
 def hinge_lasso_codes(X: np.ndarray, D: np.ndarray, beta: float, y: np.ndarray,

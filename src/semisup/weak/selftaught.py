@@ -454,7 +454,7 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
     solver : str or None, default=None
         Step I(b)'s solver.  ``None``: the exact coordinate-descent route where it applies
         (two classes and a well-conditioned dictionary: the same objective to 1e-8, whole
-        fits 3-13x faster at 100 labels, ``benchmarks/results/sstl_codes.md``), else
+        fits 3.6-11.6x faster at 100 labels, ``benchmarks/results/sstl_codes.md``), else
         cvxpy's default; a cvxpy solver name (e.g. ``"CLARABEL"``): always the conic
         program, with that solver.
     refit : bool, default=True
@@ -473,7 +473,7 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
         dictionary and :meth:`transform` raises).  It applies when ``y`` holds unlabeled
         rows.  Costs about four fits.  ``"none"``: the method as published.  Off by
         default: the published fit takes 4 to 14 s on the SSL book's 1,500 rows since step
-        I(b) has its exact route (``benchmarks/results/sstl_codes.md``; 21 to 49 s with the
+        I(b) has its exact route (``benchmarks/results/sstl_codes.md``; 20 to 48 s with the
         conic program), so the guard would put a fit near a minute (before that route it
         tripled 34 CPU-s to 105 on g241d at 100 labels,
         ``benchmarks/results/defaults_fallback_kernel.md``).
