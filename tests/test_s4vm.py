@@ -298,5 +298,6 @@ def test_default_width_is_the_counterparts_and_the_papers_is_on_request():
     assert clf.gamma_ == pytest.approx(SVC().fit(X, np.arange(len(X)) % 2)._gamma)
     paper = S4VM(gamma="mean_distance", n_candidates=5, random_state=0).fit(X, y)
     assert paper.gamma_ == pytest.approx(mean_distance_gamma(X))
+    assert S4VM(gamma=None, n_candidates=5, random_state=0).fit(X, y).gamma_ == paper.gamma_
     with pytest.raises(ValueError, match="gamma"):
         S4VM(gamma="auto").fit(X, y)

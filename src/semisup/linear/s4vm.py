@@ -388,13 +388,14 @@ class S4VM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
         ``rbf`` works on the empirical kernel map of all training rows (an ``n x n`` Gram
         matrix and its eigendecomposition: ``O(n^2)`` memory, ``O(n^3)`` time, for up to a
         few thousand rows); ``linear`` on ``X`` itself (dense or sparse, any size).
-    gamma : float, 'scale' or 'mean_distance', default='scale'
+    gamma : float, 'scale', 'mean_distance' or None, default='scale'
         RBF ``gamma`` in ``exp(-gamma ||x - y||^2)``.  ``'scale'``: scikit-learn's
         ``SVC()`` width, ``1 / (n_features Var(X))`` over all training rows
         (:func:`semisup.kernels.scale_gamma`), so that the supervised SVM the answer is
         guaranteed against works with the kernel of the ``SVC()`` a user would compare it
         with; ``'mean_distance'``: the paper's width, ``1 / (2 sigma^2)`` with ``sigma``
-        the mean distance between training rows (the default before 0.3, see ``C1``).
+        the mean distance between training rows (the default before 0.3, see ``C1``;
+        ``None``, its spelling then, still means it).
     n_components : int or None, default=100
         ``kernel='rbf'``: keep the leading ``n_components`` eigenpairs of the Gram matrix
         (a rank-``n_components`` kernel over the training rows, every SVM in its span);
@@ -502,7 +503,7 @@ class S4VM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
         if isinstance(self.gamma, str):
             check_choice(self.gamma, "gamma", GAMMAS)
         else:
-            check_real(self.gamma, "gamma", positive=True)
+            check_real(self.gamma, "gamma", positive=True, allow_none=True)
         if self.n_components is not None:
             check_int(self.n_components, "n_components")
         check_positive(self.C1, "C1")
@@ -524,7 +525,7 @@ class S4VM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
             from semisup.kernels import scale_gamma
 
             self.gamma_ = scale_gamma(X)
-        elif self.gamma == "mean_distance":
+        elif self.gamma is None or self.gamma == "mean_distance":
             self.gamma_ = mean_distance_gamma(X)
         else:
             self.gamma_ = float(self.gamma)
