@@ -60,7 +60,7 @@ def well_conditioned(D: np.ndarray) -> bool:
 def lasso_codes(X: np.ndarray, D: np.ndarray, beta: float, *, linear: np.ndarray | None = None,
                 init: np.ndarray | None = None, tol: float = 1e-9,
                 max_sweeps: int = MAX_SWEEPS) -> tuple[np.ndarray, int]:
-    """Minimise ``||x_i - a_i D||^2 + beta ||a_i||_1 - v_i . a_i`` for every row ``i``.
+    """Minimise ``||x_i - a_i D||^2 + beta ||a_i||_1 - v_i a_i^T`` for every row ``i``.
 
     Meant for a well-conditioned dictionary (:func:`well_conditioned`); with more atoms
     than features the problem may be unbounded (``v != 0``) or the descent slow.
@@ -264,7 +264,7 @@ def _polish(G, q, a, half, trial):
 def hinge_lasso_codes(X: np.ndarray, D: np.ndarray, beta: float, y: np.ndarray,
                       w: np.ndarray, c: float, mu: float, *, init: np.ndarray | None = None,
                       tol: float = 1e-9) -> tuple[np.ndarray, int]:
-    """Minimise ``||x_i - a_i D||^2 + beta ||a_i||_1 + mu max(0, 1 - y_i (w . a_i + c))``.
+    """Minimise ``||x_i - a_i D||^2 + beta ||a_i||_1 + mu max(0, 1 - y_i (w a_i^T + c))``.
 
     One hinge term per row (a two-class classifier ``(w, c)``), solved exactly through the
     dual variable of the hinge (module docstring).  ``D D^T`` must be well conditioned
