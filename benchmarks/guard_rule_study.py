@@ -55,25 +55,13 @@ from bench_defaults import SSLBOOK, counterpart, load_set, make_estimator  # noq
 
 
 def singleton_folds(codes: np.ndarray, random_state=None, n_folds: int = 3):
-    """Folds that exist when a class has a single labeled row (a candidate rule): that row is
-    never held out, and the classes with two or more labeled rows are dealt round-robin, as
-    :func:`semisup.safety.guard_folds` deals every class, to ``min(n_folds, largest class)``
-    folds; every fold keeps at least one labeled row of every class.  ``None`` when no class
-    has two labeled rows."""
-    labeled = np.flatnonzero(codes >= 0)
-    classes, counts = np.unique(codes[labeled], return_counts=True)
-    if classes.size < 2 or counts.max() < 2:
-        return None
-    k = int(min(n_folds, counts.max()))
-    rng = np.random.default_rng(0 if random_state is None else random_state)
-    fold_of = np.full(codes.size, -1, dtype=np.int64)
-    start = 0
-    for c in classes[counts >= 2]:
-        rows = rng.permutation(labeled[codes[labeled] == c])
-        fold_of[rows] = (start + np.arange(rows.size)) % k
-        start = (start + rows.size) % k
-    return [(labeled[fold_of[labeled] != f], labeled[fold_of[labeled] == f])
-            for f in range(k)]
+    """Folds that exist when a class has a single labeled row: that row is never held out,
+    and the classes with two or more labeled rows are dealt round-robin to
+    ``min(n_folds, largest class)`` folds.  The candidate rule of this study, adopted since as
+    :func:`semisup.safety.guard_folds`'s ``keep_singletons`` for the linear methods."""
+    from semisup.safety import guard_folds
+
+    return guard_folds(codes, random_state, n_folds, keep_singletons=True)
 
 
 def study(name: str, split: int, sets, labels, log: Path, singletons: bool = False) -> None:

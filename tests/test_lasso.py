@@ -111,3 +111,33 @@ def test_hinge_lasso_codes_refuse_a_rank_deficient_dictionary():
     assert not well_conditioned(D) and well_conditioned(D[:2])
     with pytest.raises(ValueError, match="well-conditioned"):
         hinge_lasso_codes(X, D, 1.0, np.ones(1), rng.normal(size=3), 0.0, 2.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 30), st.integers(2, 12), st.integers(1, 12),
+       st.floats(0.01, 2.0))
+def test_encode_routes_solve_the_same_lasso(seed, n, d, p, beta):
+    """SSTL/STL's ``encode``: the compiled route on a well-conditioned dictionary and
+    scikit-learn's ``sparse_encode`` (its route for overcomplete ones) reach the same optimum."""
+    from sklearn.decomposition import sparse_encode
+
+    from semisup.weak.selftaught import encode
+
+    rng = np.random.default_rng(seed)
+    D = rng.normal(size=(p, d))
+    D /= np.linalg.norm(D, axis=1, keepdims=True)
+    X = rng.normal(size=(n, d))
+    ours = encode(X, D, beta)
+    ref = sparse_encode(X, D, algorithm="lasso_cd", alpha=beta / 2.0, max_iter=100_000)
+
+    def objective(A):
+        return ((X - A @ D) ** 2).sum(axis=1) + beta * np.abs(A).sum(axis=1)
+
+    if well_conditioned(D):
+        # never worse than scikit-learn's tolerance-limited descent, and the same codes (the
+        # lasso is strictly convex)
+        assert np.all(objective(ours) <= objective(ref) + 1e-8 * (1 + objective(ref)))
+        np.testing.assert_allclose(ours, ref, atol=1e-4)
+    else:
+        # scikit-learn's route, at the library's iteration limit
+        np.testing.assert_allclose(objective(ours), objective(ref), rtol=1e-4, atol=1e-6)

@@ -55,6 +55,35 @@ def test_folds_partition_the_labeled_rows_by_class(codes, seed):
         np.testing.assert_array_equal(b, d)
 
 
+@settings(max_examples=200, deadline=None)
+@given(_codes(), st.integers(0, 2**31 - 1))
+def test_singleton_folds_keep_a_lone_row_in_every_training_fold(codes, seed):
+    """``keep_singletons``: a class of one labeled row is never held out, the others are
+    dealt as usual; identical to the default folds when no class is a singleton."""
+    folds = guard_folds(codes, seed, keep_singletons=True)
+    labeled = np.flatnonzero(codes >= 0)
+    counts = np.bincount(codes[labeled])
+    if counts.min() >= 2:
+        for (a, b), (c, d) in zip(folds, guard_folds(codes, seed), strict=True):
+            np.testing.assert_array_equal(a, c)
+            np.testing.assert_array_equal(b, d)
+        return
+    if np.count_nonzero(counts >= 2) < 2:
+        assert folds is None
+        return
+    lone = labeled[counts[codes[labeled]] == 1]
+    dealt = np.setdiff1d(labeled, lone)
+    assert len(folds) == min(GUARD_FOLDS, counts.max())
+    tests = np.concatenate([test for _, test in folds])
+    np.testing.assert_array_equal(np.sort(tests), dealt)         # dealt rows held out once
+    for train, test in folds:
+        assert np.isin(lone, train).all()                          # lone rows always trained on
+        np.testing.assert_array_equal(np.sort(np.r_[train, test]), labeled)
+        assert np.unique(codes[train]).size == counts.size         # every class trained on
+    sizes = [test.size for _, test in folds]
+    assert max(sizes) - min(sizes) <= 1
+
+
 def test_hide_rows_keeps_only_the_training_labels():
     codes = np.array([0, 1, 1, -1, 0])
     np.testing.assert_array_equal(hide_rows(codes, np.array([1, 4])), [-1, 1, -1, -1, 0])

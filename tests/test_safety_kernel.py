@@ -186,6 +186,22 @@ def test_fallen_back_model_pickles(name):
     np.testing.assert_allclose(again.decision_function(X), model.decision_function(X))
 
 
+def test_sstl_auto_guards_only_an_overcomplete_dictionary():
+    """``SupervisedSelfTaught(fallback="auto")`` (the default): the guard where the dictionary
+    has more atoms than ``X`` has features, the published fit otherwise."""
+    X, y, _ = moons()                                    # two features
+    small = dict(n_iter=5, max_iter=2, random_state=0)
+    over = SupervisedSelfTaught(n_components=3, **small).fit(X, y)
+    assert over.fallback_mode_ == "cv" and over.cv_scores_ is not None
+    guarded = SupervisedSelfTaught(n_components=3, fallback="cv", **small).fit(X, y)
+    np.testing.assert_array_equal(over.transduction_, guarded.transduction_)
+    assert over.fallback_ is guarded.fallback_
+    complete = SupervisedSelfTaught(n_components=2, **small).fit(X, y)
+    plain = SupervisedSelfTaught(n_components=2, fallback="none", **small).fit(X, y)
+    assert complete.fallback_mode_ == "none" and complete.cv_scores_ is None
+    np.testing.assert_allclose(complete.decision_function(X), plain.decision_function(X))
+
+
 def test_selftaught_without_dictionary_says_why():
     model, X, *_ = fitted("SelfTaughtClassifier", "worse", "cv")
     assert model.fallback_ is True

@@ -125,6 +125,10 @@ class SupervisedFallbackMixin:
     ``cv_scores_`` (see :func:`semisup.safety.guard`; ``None`` when no fold existed).
     """
 
+    #: whether the guard folds around a class of a single labeled row
+    #: (:func:`semisup.safety.guard_folds`); measured to help with a linear counterpart only
+    _guard_keeps_singletons = False
+
     def _supervised_counterpart(self):
         """The unfitted supervised counterpart (fitted on the labeled rows only)."""
         from sklearn.svm import SVC
@@ -143,13 +147,15 @@ class SupervisedFallbackMixin:
         return getattr(self, "kernel", None) != "precomputed" and \
             not getattr(type(X), "_semisup_distributed", False)
 
-    def _fit_guarded(self, X, y, **fit_params):
-        """Fit with the guard (``fallback="cv"``) or as published (``"none"``)."""
+    def _fit_guarded(self, X, y, fallback: str | None = None, **fit_params):
+        """Fit with the guard (``fallback="cv"``) or as published (``"none"``); ``fallback``
+        overrides the parameter of the same name (an estimator that resolves a value of its
+        own, e.g. ``"auto"``, passes the result)."""
         from sklearn.base import clone
 
         from semisup._validation import check_semi_supervised, warn_if_collapsed
 
-        fallback = check_fallback(self.fallback)
+        fallback = check_fallback(self.fallback if fallback is None else fallback)
         for attr in ("cv_scores_", "supervised_estimator_"):
             self.__dict__.pop(attr, None)   # from an earlier fit
         self.fallback_ = False
@@ -173,7 +179,7 @@ class SupervisedFallbackMixin:
             return model.predict(X_rows), decision_values(model, X_rows, proba=True)
 
         result = guard(fit_predict, codes, getattr(self, "random_state", None),
-                       type(self).__name__)
+                       type(self).__name__, keep_singletons=self._guard_keeps_singletons)
         if result is None or result["keep"]:
             self._fit_plain(X, y, **fit_params)
             self.fallback_ = False

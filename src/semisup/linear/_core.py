@@ -270,7 +270,8 @@ class LinearClassifierCore(metaclass=ABCMeta):
         if check_fallback(self.fallback) == "cv" and data.unlabeled.size:
             self.cv_scores_ = guard(lambda which, train, rows: self._fold_predict(
                 which, data, train, rows, sample_weight), data.codes(),
-                getattr(self, "random_state", None), type(self).__name__)
+                getattr(self, "random_state", None), type(self).__name__,
+                keep_singletons=True)
             self.fallback_ = self.cv_scores_ is not None and not self.cv_scores_["keep"]
         return self._fit_problems(data, sample_weight, supervised=self.fallback_)
 

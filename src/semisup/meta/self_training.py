@@ -195,9 +195,10 @@ class MetaClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimat
             model = inner.fit(data.X, y_fold)
             return np.asarray(model.predict(X_rows)), decision_values(model, X_rows, proba=True)
 
-        # no fold (a class of one labeled row) or no row to pseudo-label: the wrapper is kept
+        # no row to pseudo-label: the wrapper is kept (a class of one labeled row stays
+        # in every fold's training rows, as for the linear methods: semisup.safety)
         result = guard(fit_predict, codes, getattr(self, "random_state", None),
-                       type(self).__name__)
+                       type(self).__name__, keep_singletons=True)
         self.cv_scores_ = result
         if result is None or result["keep"]:
             self._fit(X, y)

@@ -115,6 +115,8 @@ class AuxiliarySVM(SupervisedFallbackMixin, SemiSupervisedClassifierMixin, Class
         # auxiliary rows carry their query's (noisy) label: a fold must not score on them
         return not self.__dict__.get("_with_auxiliary", False) and super()._guard_applies(X)
 
+    _guard_keeps_singletons = True      # a linear counterpart (semisup.safety)
+
     def _supervised_counterpart(self):
         from sklearn.linear_model import LogisticRegression
 

@@ -770,6 +770,8 @@ class MixtureSSL(SupervisedFallbackMixin, OneVsRestMixin, SemiSupervisedClassifi
         """
         return self._fit_guarded(X, y)
 
+    _guard_keeps_singletons = True      # a linear counterpart (semisup.safety)
+
     def _supervised_counterpart(self):
         from sklearn.linear_model import LogisticRegression
 

@@ -39,7 +39,7 @@ from semisup._validation import (
     warn_if_collapsed,
 )
 from semisup.base import SemiSupervisedClassifierMixin, SupervisedFallbackMixin
-from semisup.solvers.lasso import hinge_lasso_codes, well_conditioned
+from semisup.solvers.lasso import MAX_SWEEPS, hinge_lasso_codes, lasso_codes, well_conditioned
 from semisup.weak._cvx import check_solver, import_cvxpy, solve
 
 logger = logging.getLogger("semisup.weak.selftaught")
@@ -53,24 +53,35 @@ def encode(X: np.ndarray, components: np.ndarray, beta: float,
            init: np.ndarray | None = None) -> np.ndarray:
     """Lasso codes ``argmin_a ||x - a D||^2 + beta ||a||_1`` of every row (problem I(a)).
 
-    scikit-learn warns once per row whose coordinate descent stops at its iteration limit;
-    those warnings become one, with their count.
+    On a well-conditioned dictionary (:func:`~semisup.solvers.lasso.well_conditioned`: no
+    more atoms than features) by the library's compiled coordinate descent, finished exactly
+    by feature-sign search (:func:`~semisup.solvers.lasso.lasso_codes`); otherwise by
+    scikit-learn's ``sparse_encode`` (``lasso_cd``), which handles overcomplete dictionaries.
+    The first route solves the same problem to a tighter tolerance at a fraction of the cost
+    (one Gram matrix for all rows instead of one scikit-learn ``Lasso`` fit per row; on the
+    SSL book's digit1 the codes of SSTL's 1,500 rows took about 15 of a fit's 30 CPU-s).
+    Rows whose descent stops at the iteration limit are reported in one warning, with their
+    count.
     """
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        codes = sparse_encode(X, components, algorithm="lasso_cd", alpha=beta / 2.0,
-                              init=init, max_iter=2000)
+    X = np.asarray(X, dtype=np.float64)
     stopped = 0
-    for w in caught:
-        if issubclass(w.category, ConvergenceWarning):
-            stopped += 1
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if well_conditioned(components):
+        codes, stopped = lasso_codes(X, components, beta, init=init)
+    else:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            codes = sparse_encode(X, components, algorithm="lasso_cd", alpha=beta / 2.0,
+                                  init=init, max_iter=MAX_SWEEPS)
+        for w in caught:
+            if issubclass(w.category, ConvergenceWarning):
+                stopped += 1
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if stopped:
-        warnings.warn(f"the lasso coding of {stopped} of {X.shape[0]} rows stopped at 2000 "
-                      "coordinate-descent sweeps: its codes are approximate; scale the "
-                      "features (e.g. StandardScaler) or raise beta", ConvergenceWarning,
-                      stacklevel=2)
+        warnings.warn(f"the lasso coding of {stopped} of {X.shape[0]} rows stopped at "
+                      f"{MAX_SWEEPS} coordinate-descent sweeps: its codes are approximate; "
+                      "scale the features (e.g. StandardScaler) or raise beta",
+                      ConvergenceWarning, stacklevel=2)
     return codes
 
 
@@ -463,7 +474,7 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
     labeled_weight : float or "balanced", default=1.0
         Weight ``omega`` of each labeled row's reconstruction and sparsity term;
         ``"balanced"``: ``m / l`` (``m`` unlabeled, ``l`` labeled rows).
-    fallback : {"cv", "none"}, default="none"
+    fallback : {"auto", "cv", "none"}, default="auto"
         ``"cv"``: the guard of :mod:`semisup.safety` -- 3-fold labeled-only
         cross-validation (held-out labeled rows hidden among the unlabeled ones, and
         ``X_unlabeled`` passed to every fold) against the supervised counterpart
@@ -471,12 +482,19 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
         only when it wins the guard's margin test, otherwise the estimator is that
         counterpart fitted on the labeled rows (``fallback_ is True``; there is then no
         dictionary and :meth:`transform` raises).  It applies when ``y`` holds unlabeled
-        rows.  Costs about four fits.  ``"none"``: the method as published.  Off by
-        default: the published fit takes 4 to 14 s on the SSL book's 1,500 rows since step
-        I(b) has its exact route (``benchmarks/results/sstl_codes.md``; 20 to 48 s with the
-        conic program), so the guard would put a fit near a minute (before that route it
-        tripled 34 CPU-s to 105 on g241d at 100 labels,
-        ``benchmarks/results/defaults_fallback_kernel.md``).
+        rows.  Costs about four fits.  ``"none"``: the method as published.  ``"auto"``:
+        ``"cv"`` when the dictionary is overcomplete (``n_components`` above the number of
+        features), ``"none"`` otherwise (the resolved value is ``fallback_mode_``).
+
+        Why (``benchmarks/results/defaults_sstl.md``): on low-dimensional tabular data (the
+        benchmark's UCI and IDA sets but sonar: 2 to 34 features against 50 atoms) the
+        published fit was within a point of ``SVC()`` on 7 of the benchmark's 32 UCI/IDA
+        cells, down to -35 points; on development draws ``"auto"`` took 11 of 32 cells to 31 at
+        about 3 times the CPU of a fit (a few seconds: a few hundred rows); on the SSL book's
+        sets (117 features or more) the guard cost 2-4.5 times the CPU of a fit (179 CPU-s on
+        coil at 100 labels) and, on official split 2, gave up gains its margin test could
+        not confirm on six cells (g241d at 100 labels +8.6 points, usps at 100 +8.0 -> 0)
+        while moving one (usps at 10 labels) within a point.
 
     Attributes
     ----------
@@ -485,6 +503,8 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
         (``supervised_estimator_``, which then answers ``predict`` and
         ``decision_function``; of the estimator's own fitted attributes only ``classes_``
         and ``transduction_`` are then set).
+    fallback_mode_ : str
+        ``fallback`` as applied: ``"cv"`` or ``"none"`` (``"auto"`` resolved).
     cv_scores_ : dict or None
         The guard's result (:func:`semisup.safety.guard`); ``None`` when no fold existed.
     components_ : ndarray of shape (n_components, n_features)
@@ -529,7 +549,7 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
                  supervised_weight: float = 1.0, max_iter: int = 20, tol: float = 1e-4,
                  n_iter: int = 100, batch_size: int = 256, random_state=None,
                  solver: str | None = None, refit: bool = True,
-                 labeled_weight: float | str = 1.0, fallback: str = "none"):
+                 labeled_weight: float | str = 1.0, fallback: str = "auto"):
         super().__init__(n_components=n_components, beta=beta, C=C, n_iter=n_iter,
                          batch_size=batch_size, random_state=random_state,
                          fallback=fallback)
@@ -647,7 +667,22 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
         self : object
             The fitted estimator.
         """
-        return self._fit_guarded(X, y, X_unlabeled=X_unlabeled)
+        mode = self._resolve_fallback(X)
+        self._fit_guarded(X, y, fallback=mode, X_unlabeled=X_unlabeled)
+        self.fallback_mode_ = mode
+        return self
+
+    def _resolve_fallback(self, X) -> str:
+        """``fallback``, with ``"auto"`` resolved by the dictionary's shape (see above)."""
+        mode = check_choice(self.fallback, "fallback", ("auto", "cv", "none"))
+        if mode != "auto":
+            return mode
+        try:
+            shape = X.shape if hasattr(X, "shape") else np.asarray(X).shape
+        except (TypeError, ValueError):
+            shape = ()
+        n_features = shape[1] if len(shape) == 2 else 0   # a bad X: its own error follows
+        return "cv" if check_int(self.n_components, "n_components") > n_features else "none"
 
     def _fit_plain(self, X, y, X_unlabeled=None):
         """Algorithm 3 as published (``fallback="none"``); see :meth:`fit`."""
