@@ -537,8 +537,10 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
     >>> X = np.r_[rng.normal(-2, 1, (30, 2)), rng.normal(2, 1, (30, 2))]
     >>> y = np.full(60, -1)
     >>> y[[0, 1, 30, 31]] = [0, 0, 1, 1]          # two labels per class, 56 unlabeled
+    >>> # four atoms over two features: fallback="auto" would guard this fit; "none" keeps
+    >>> # the published method, whose dictionary transform() uses
     >>> clf = SupervisedSelfTaught(n_components=4, beta=0.1, n_iter=5, max_iter=2,
-    ...                            random_state=0).fit(X, y)
+    ...                            random_state=0, fallback="none").fit(X, y)
     >>> clf.transform(X[:3]).shape
     (3, 4)
     >>> clf.predict([[-2.0, -2.0], [2.0, 2.0]]).tolist()
