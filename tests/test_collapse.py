@@ -204,6 +204,27 @@ def test_all_zero_codes_are_degenerate():
         semisup.SelfTaughtClassifier(n_components=4, beta=0.1, random_state=0).fit(X, y)
 
 
+@pytest.mark.parametrize("cls", ["SelfTaughtClassifier", "SupervisedSelfTaught"])
+def test_mostly_zero_codes_are_degenerate(cls):
+    """Labeled rows coded, but most unlabeled rows far smaller than ``beta`` allows: their
+    codes are all zero and they all get the bias's label; said once, with the share."""
+    rng = np.random.default_rng(0)
+    direction = np.array([1.0, 0.0, 0.0])
+    big = np.r_[rng.normal(3, 0.3, (10, 3)), rng.normal(-3, 0.3, (10, 3))] * direction
+    tiny = 1e-3 * rng.normal(size=(40, 3))
+    X = np.r_[big, tiny]
+    y = np.full(60, -1)
+    y[[0, 1, 10, 11]] = [0, 0, 1, 1]
+    est = getattr(semisup, cls)(n_components=2, beta=0.5, random_state=0, fallback="none")
+    if cls == "SupervisedSelfTaught":
+        est.set_params(n_iter=5, max_iter=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("always", DegenerateFitWarning)
+        with pytest.warns(DegenerateFitWarning, match=r"of 60 rows have an all-zero code"):
+            est.fit(X, y)
+
+
 def test_inexact_sdp_is_degenerate():
     """SCS stopped by its iteration limit reports optimal_inaccurate: warn, naming the fix."""
     pytest.importorskip("cvxpy")

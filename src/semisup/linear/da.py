@@ -81,7 +81,8 @@ class DeterministicAnnealingSVM(_core.DeterministicAnnealingSVM, SemiSupervisedL
         12 of 16 on official splits 2, 3 and 1, at about 3-4x the CPU of one fit
         (``benchmarks/results/defaults_fallback_logistic.md``,
         ``defaults_fallback_margin.md``); on split 1 it keeps four fits worse than the
-        counterpart (coil at 10 labels has no fold: a class with one labeled row).
+        counterpart (coil at 10 labels among them, where a class has one labeled row and
+        the guard folds around it, :func:`semisup.safety.guard_folds`).
     verbose : int, default=0
         Log progress to the ``semisup`` logger (1: INFO, 2: DEBUG); 1 also shows a
         progress bar (elapsed time) over the annealing loop.

@@ -101,7 +101,8 @@ class TransductiveSVM(_core.TransductiveSVM, SemiSupervisedLinearSVM):
         The guard's result (see :func:`semisup.safety.guard`): mean held-out accuracies
         ``semi_supervised`` and ``supervised``, ``n_folds``, ``split_scores``, the margin
         scores' ``gain`` and ``gain_se``, and ``keep``; ``None`` with ``fallback="none"`` or
-        when the guard cannot run (a class with one labeled row, or no unlabeled row).
+        when the guard cannot run (no unlabeled row, or a class with one labeled row and
+        fewer than two classes with two: :func:`semisup.safety.guard_folds`).
 
     Examples
     --------

@@ -44,6 +44,9 @@ from semisup.weak._cvx import check_solver, import_cvxpy, solve
 
 logger = logging.getLogger("semisup.weak.selftaught")
 
+#: share of the rows with an all-zero code above which a fit is reported as degenerate
+ZERO_CODE_SHARE = 0.5
+
 
 def _dense(X):
     return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
@@ -296,16 +299,30 @@ class SelfTaughtClassifier(SupervisedFallbackMixin, SemiSupervisedClassifierMixi
         if data.unlabeled.size:
             codes_u = encode(X_u[:data.unlabeled.size], self.components_, self.beta)
             labels_u = self.svm_.predict(codes_u)
-        self._check_fit(data, codes, labels_u)
+        self._check_fit(data, codes, labels_u, codes_u if data.unlabeled.size else None)
         return self
 
-    def _check_fit(self, data, codes_l: np.ndarray, labels_u) -> None:
-        """Set ``transduction_``; warn on all-zero codes and on one class for every row."""
+    def _check_fit(self, data, codes_l: np.ndarray, labels_u,
+                   codes_u: np.ndarray | None = None) -> None:
+        """Set ``transduction_``; warn on all-zero codes and on one class for every row.
+
+        A row whose code is all zero (``beta`` above twice its largest correlation with an
+        atom) gets the classifier's bias alone, the same label as every other such row:
+        when that is every labeled row, or most of the rows, the fit is degenerate.
+        """
         if not np.any(codes_l):
             warn_degenerate(self, f"every labeled row has an all-zero code (beta={self.beta:g} "
                             "exceeds twice each row's largest correlation with an atom), so "
                             "the classifier sees only its bias", "lower beta (it is relative "
                             "to the scale of X) or rescale X")
+        elif codes_u is not None and codes_u.shape[0]:
+            zero = np.count_nonzero(~np.any(np.r_[codes_l, codes_u], axis=1))
+            total = codes_l.shape[0] + codes_u.shape[0]
+            if zero > ZERO_CODE_SHARE * total:
+                warn_degenerate(self, f"{zero} of {total} rows have an all-zero code (beta="
+                                f"{self.beta:g} exceeds twice their largest correlation with "
+                                "an atom): they all get the classifier's bias, one label",
+                                "lower beta (it is relative to the scale of X) or rescale X")
         transduction = np.empty(data.X.shape[0], dtype=data.classes.dtype)
         transduction[data.labeled] = data.classes[data.y_index]
         if labels_u is not None:
@@ -754,7 +771,7 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
                              "refit_objective": refit_value}
         u = data.unlabeled.size
         labels_u = self.classes_[self._winner(codes[l:l + u] @ W.T + c)] if u else None
-        self._check_fit(data, codes[:l], labels_u)
+        self._check_fit(data, codes[:l], labels_u, codes[l:l + u])
         return self
 
     @staticmethod
