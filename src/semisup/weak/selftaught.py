@@ -62,7 +62,8 @@ def encode(X: np.ndarray, components: np.ndarray, beta: float,
     scikit-learn's ``sparse_encode`` (``lasso_cd``), which handles overcomplete dictionaries.
     The first route solves the same problem to a tighter tolerance at a fraction of the cost
     (one Gram matrix for all rows instead of one scikit-learn ``Lasso`` fit per row; on the
-    SSL book's digit1 the codes of SSTL's 1,500 rows took about 15 of a fit's 30 CPU-s).
+    SSL book's digit1 the codes of SSTL's 1,500 rows took about 15 of a fit's 23 CPU-s;
+    one coding call is 3.1-49x cheaper, ``benchmarks/results/lasso_encode.md``).
     Rows whose descent stops at the iteration limit are reported in one warning, with their
     count.
     """
