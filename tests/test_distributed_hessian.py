@@ -151,14 +151,17 @@ def test_hessian_route_l2svm_matches_scipy_optimize(client, problem):
     t = np.where(y[lab] == 1, 1.0, -1.0)
     lam = 0.05
 
+    ridge = np.r_[np.full(D, lam), 0.0]   # L2SVM's default bias is free, as LogisticRegression's
+
     def f(w):
         m = np.maximum(0.0, 1.0 - t * (A @ w))
-        return 0.5 * lam * w @ w + 0.5 * m @ m, lam * w - A.T @ (t * m)
+        return 0.5 * w @ (ridge * w) + 0.5 * m @ m, ridge * w - A.T @ (t * m)
 
     ref = minimize(f, np.zeros(D + 1), jac=True, method="L-BFGS-B",
                    options=dict(gtol=1e-12, ftol=1e-15, maxiter=5000))
     assert dist.objective_ == pytest.approx(ref.fun, rel=1e-8)
     np.testing.assert_allclose(dist.coef_[0], ref.x[:D], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dist.intercept_[0], ref.x[D], rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", ["L2SVM", "TSVM"])

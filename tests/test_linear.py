@@ -317,22 +317,27 @@ def test_l2svm_solvers_agree_and_auto_picks_by_shape(rng):
     X, y, _ = two_clusters(rng, n=200)
     Xs = sp.csr_matrix(X)
     lab = y != -1
-    mfn = L2SVM(lam=0.1, solver="mfn", tol=1e-10).fit(Xs, y)
-    dcd = L2SVM(lam=0.1, solver="dcd", tol=1e-12).fit(Xs, y)
+    svmlin = {"penalize_intercept": True}   # dual CD needs SVMlin's regularised bias
+    mfn = L2SVM(lam=0.1, solver="mfn", tol=1e-10, **svmlin).fit(Xs, y)
+    dcd = L2SVM(lam=0.1, solver="dcd", tol=1e-12, **svmlin).fit(Xs, y)
     assert dcd.solver_ == "dcd" and mfn.solver_ == "mfn"
     np.testing.assert_allclose(dcd.decision_function(X), mfn.decision_function(X),
                                rtol=1e-5, atol=1e-6)
     assert dcd.fit_results_[0].duality_gap <= 1e-12
     # few rows per feature: dual; many rows per feature, dense input or a problem below
     # the compile threshold (no numba start-up for milliseconds of work): primal Newton
-    assert L2SVM().fit(Xs, y).solver_ == "mfn"
+    assert L2SVM(**svmlin).fit(Xs, y).solver_ == "mfn"
     with mock.patch("semisup.linear._core._DCD_MIN_NNZ", 0):
-        assert L2SVM().fit(Xs, y).solver_ == "dcd"
-    assert L2SVM().fit(X, y).solver_ == "mfn"
+        assert L2SVM(**svmlin).fit(Xs, y).solver_ == "dcd"
+        # the default's free bias has no coordinate-wise dual: always the Newton route
+        assert L2SVM().fit(Xs, y).solver_ == "mfn"
+    assert L2SVM(**svmlin).fit(X, y).solver_ == "mfn"
     tall = sp.csr_matrix(np.repeat(X[lab], 200, axis=0))
-    assert L2SVM().fit(tall, np.repeat(y[lab], 200)).solver_ == "mfn"
+    assert L2SVM(**svmlin).fit(tall, np.repeat(y[lab], 200)).solver_ == "mfn"
     with pytest.raises(ValueError, match="solver='dcd' needs sparse X"):
-        L2SVM(solver="dcd").fit(X, y)
+        L2SVM(solver="dcd", **svmlin).fit(X, y)
+    with pytest.raises(ValueError, match="penalize_intercept=True"):
+        L2SVM(solver="dcd").fit(Xs, y)
     with pytest.raises(ValueError, match="solver must be"):
         L2SVM(solver="newton").fit(Xs, y)
 
@@ -356,13 +361,14 @@ def test_l2svm_auto_reaches_the_optimum_where_dual_cd_stalls():
 
     X, y = one_hot_problem()
     lam = 1e-3
+    svmlin = {"penalize_intercept": True}   # the objective dual CD solves
     with pytest.warns(ConvergenceWarning):
-        dcd = L2SVM(lam=lam, solver="dcd", max_iter=2000).fit(X, y)
-    mfn = L2SVM(lam=lam, solver="mfn", tol=1e-10).fit(X, y)
+        dcd = L2SVM(lam=lam, solver="dcd", max_iter=2000, **svmlin).fit(X, y)
+    mfn = L2SVM(lam=lam, solver="mfn", tol=1e-10, **svmlin).fit(X, y)
     # (a problem this small takes MFN directly: make it look large enough for dual CD)
     large = mock.patch("semisup.linear._core._DCD_MIN_NNZ", 0)
     with large:
-        auto = L2SVM(lam=lam).fit(X, y)
+        auto = L2SVM(lam=lam, **svmlin).fit(X, y)
     assert auto.solver_ == "dcd+mfn" and auto.fit_results_[0].converged
     A, ypm = dense_with_bias(X), np.where(y > 0, 1.0, -1.0)
 
@@ -378,11 +384,70 @@ def test_l2svm_auto_reaches_the_optimum_where_dual_cd_stalls():
     # a problem dual CD solves quickly keeps the dual route and its certified gap
     Xt, yt = one_hot_problem(n=40, positions=8, symbols=6)
     with large:
-        fast = L2SVM(lam=1.0).fit(Xt, yt)
+        fast = L2SVM(lam=1.0, **svmlin).fit(Xt, yt)
     assert fast.solver_ == "dcd" and fast.fit_results_[0].duality_gap <= 1e-6
 
 
 def test_l2svm_warns_when_the_solver_stops_early(rng):
     X, y, _ = two_clusters(rng, n=200)
     with pytest.warns(ConvergenceWarning, match="max_iter=1"):
-        L2SVM(solver="dcd", max_iter=1, tol=1e-12).fit(sp.csr_matrix(X), y)
+        L2SVM(solver="dcd", max_iter=1, tol=1e-12,
+              penalize_intercept=True).fit(sp.csr_matrix(X), y)
+
+
+@pytest.mark.parametrize("cls", [L2SVM, RLSClassifier])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_default_bias_is_free_as_logistic_regressions(rng, cls, sparse):
+    """``(lam/2)||coef||^2`` plus the summed loss, the bias left out of the norm, against
+    L-BFGS; ``penalize_intercept=True`` is SVMlin's objective with the bias in the norm."""
+    import scipy.optimize as so
+
+    X = rng.normal(size=(40, 4)) + 3.0          # off the origin, where the two differ
+    y = (X[:, 0] + rng.normal(scale=0.7, size=40) > 3.3).astype(int)
+    Xf = sp.csr_matrix(X) if sparse else X
+    A, t = np.c_[X, np.ones(40)], np.where(y > 0, 1.0, -1.0)
+    loss = (lambda m: np.maximum(0.0, 1.0 - m)) if cls is L2SVM else (lambda m: 1.0 - m)
+    for penalize in (False, True):
+        est = cls(lam=2.0, tol=1e-12, penalize_intercept=penalize).fit(Xf, y)
+        ridge = np.r_[np.full(4, 2.0), 2.0 if penalize else 0.0]
+
+        def f(w, ridge=ridge):
+            r = loss(t * (A @ w))
+            return 0.5 * w @ (ridge * w) + 0.5 * r @ r, ridge * w - A.T @ (t * r)
+
+        ref = so.minimize(f, np.zeros(5), jac=True, method="L-BFGS-B",
+                          options={"gtol": 1e-12, "ftol": 1e-16, "maxiter": 10_000})
+        assert est.objective_ == pytest.approx(ref.fun, rel=1e-8)
+        np.testing.assert_allclose(np.r_[est.coef_[0], est.intercept_], ref.x, atol=1e-6)
+
+
+@pytest.mark.parametrize("cls", [L2SVM, RLSClassifier])
+def test_free_bias_makes_the_fit_translation_invariant(rng, cls):
+    """Moving every row by the same vector moves only the bias: the predictions of moved
+    rows stay the same (not so with SVMlin's regularised bias)."""
+    X, y, _ = two_clusters(rng, n=120)
+    shift = rng.normal(size=X.shape[1]) * 5.0
+    base = cls().fit(X, y)
+    moved = cls().fit(X + shift, y)
+    np.testing.assert_allclose(moved.coef_, base.coef_, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(moved.decision_function(X + shift), base.decision_function(X),
+                               rtol=1e-6, atol=1e-6)
+    svmlin = cls(penalize_intercept=True)
+    assert not np.allclose(clone_fit(svmlin, X + shift, y).coef_,
+                           clone_fit(svmlin, X, y).coef_, rtol=1e-3)
+
+
+def clone_fit(est, X, y):
+    from sklearn.base import clone
+
+    return clone(est).fit(X, y)
+
+
+def test_pickles_from_before_penalize_intercept_keep_the_regularised_bias(rng):
+    X, y, _ = two_clusters(rng, n=60)
+    state = dict(L2SVM().fit(X, y).__getstate__())
+    state.pop("penalize_intercept")
+    old = L2SVM.__new__(L2SVM)
+    old.__setstate__(state)
+    assert old.get_params()["penalize_intercept"] is True
+    assert pickle.loads(pickle.dumps(L2SVM())).penalize_intercept is False

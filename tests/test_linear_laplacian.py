@@ -90,7 +90,8 @@ def test_gamma_I_zero_is_the_supervised_svm(rng):
     X, y, _ = problem(rng)
     l = int((y != -1).sum())
     lap = LinearLapSVM(fallback="none", gamma_A=0.1, gamma_I=0.0).fit(X, y)
-    sup = L2SVM(lam=2 * 0.1 * l / 2).fit(X, y)  # (l/2) * eq. 2 = (1/2) * l gamma_A ||w||^2 + ...
+    # (l/2) * eq. 2 = (1/2) * l gamma_A ||w||^2 + ..., the bias regularised as in SVMlin
+    sup = L2SVM(lam=2 * 0.1 * l / 2, penalize_intercept=True).fit(X, y)
     np.testing.assert_allclose(lap.coef_, sup.coef_, rtol=1e-5, atol=1e-8)
 
 

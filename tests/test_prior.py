@@ -162,7 +162,8 @@ def test_estimator_recovers_prior(method, bound):
     err, naive = [], []
     for seed in range(6):
         X, y, y_true = _blobs(seed=seed)
-        est = ClassPriorEstimator(L2SVM(lam=1.0), method=method).fit(X, y)
+        est = ClassPriorEstimator(L2SVM(lam=1.0, penalize_intercept=True),
+                                  method=method).fit(X, y)
         assert est.prior_.shape == (2,) and abs(est.prior_.sum() - 1) < 1e-9
         err.append(abs(est.prior_[1] - y_true[y == -1].mean()))
         naive.append(abs(est.predicted_prior_[1] - y_true[y == -1].mean()))

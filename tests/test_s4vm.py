@@ -175,7 +175,7 @@ def test_when_every_separator_agrees_with_the_svm_the_answer_is_the_svm():
     assert clf.fallback_.all() and clf.worst_case_gain_[0] == 0
     np.testing.assert_array_equal(clf.transduction_[y == -1], np.where(r.svm_labels_u > 0, 1, 0))
     # the final model is the supervised SVM (independent fit of the same objective)
-    svm = L2SVM(lam=1 / clf.C1, tol=1e-10).fit(X[y != -1], y[y != -1])
+    svm = L2SVM(lam=1 / clf.C1, tol=1e-10, penalize_intercept=True).fit(X[y != -1], y[y != -1])
     np.testing.assert_allclose(clf.decision_function(X), svm.decision_function(X), rtol=1e-4,
                                atol=1e-5)
 

@@ -202,6 +202,38 @@ def test_sstl_auto_guards_only_an_overcomplete_dictionary():
     np.testing.assert_allclose(complete.decision_function(X), plain.decision_function(X))
 
 
+def test_sstl_auto_replaces_a_fit_with_mostly_all_zero_codes():
+    """``"auto"``: when the published fit codes most rows as all zeros (``beta`` far above
+    the scale of ``X``), every such row would get the bias's label; ``SVC()`` on the
+    labeled rows replaces it, with one warning. ``fallback="none"`` keeps the fit."""
+    from semisup._validation import CollapseWarning, DegenerateFitWarning
+
+    rng = np.random.default_rng(0)
+    y_true = np.repeat([0, 1], 40)
+    X = 1e-3 * (rng.normal(size=(80, 4)) + 3.0 * y_true[:, None])   # 4 features, 3 atoms
+    y = np.full(80, -1)
+    y[[0, 1, 2, 40, 41, 42]] = [0, 0, 0, 1, 1, 1]
+    small = dict(n_components=3, n_iter=5, max_iter=2, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        auto = SupervisedSelfTaught(**small).fit(X, y)
+    degenerate = [w for w in caught if issubclass(w.category, CollapseWarning)]
+    assert len(degenerate) == 1 and issubclass(degenerate[0].category, DegenerateFitWarning)
+    assert "SVC() replaces the fit" in str(degenerate[0].message)
+    assert auto.fallback_ is True and auto.fallback_mode_ == "codes"
+    svc = SVC().fit(X[y != -1], y[y != -1])
+    np.testing.assert_array_equal(auto.predict(X), svc.predict(X))
+    np.testing.assert_array_equal(auto.transduction_[y == -1], svc.predict(X[y == -1]))
+    with pytest.warns(CollapseWarning) as record:   # the degenerate codes, and a collapse
+        plain = SupervisedSelfTaught(fallback="none", **small).fit(X, y)
+    assert any(issubclass(w.category, DegenerateFitWarning) and "all-zero code" in
+               str(w.message) for w in record)
+    assert plain.fallback_ is False and plain.zero_code_share_ > 0.5
+    # on a fit with informative codes "auto" is the published fit
+    ok = SupervisedSelfTaught(**small).fit(X * 1e3, y)
+    assert ok.fallback_mode_ == "none" and ok.zero_code_share_ <= 0.5
+
+
 def test_selftaught_without_dictionary_says_why():
     model, X, *_ = fitted("SelfTaughtClassifier", "worse", "cv")
     assert model.fallback_ is True

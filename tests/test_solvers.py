@@ -399,3 +399,22 @@ def test_sparse_solves_run_with_one_blas_thread():
     with sparse_solver_threads(True):
         assert blas_threads() <= {1}
     assert blas_threads() == before  # restored on exit
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), lam=st.floats(1e-3, 10.0),
+       precondition=st.sampled_from(["jacobi", "sketch", False]))
+def test_cgls_with_a_free_bias_solves_the_normal_equations(seed, lam, precondition):
+    """``Ridge(lam, free=last)``: ``[diag(lam, .., lam, 0) + A^T C A] x = A^T C t``, a dense
+    solve as the reference (the constant column keeps the system definite)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(30, 4)) + rng.normal(scale=3.0, size=4)
+    cost, t = rng.uniform(0.1, 2.0, 30), rng.choice([-1.0, 1.0], 30)
+    design = Design(X)
+    reg = Ridge.with_bias(lam, design.n_weights, True, penalize_intercept=False)
+    res = cgls(design, cost, t, reg, tol=1e-12, precondition=precondition)
+    A = dense_with_bias(X)
+    H = np.diag(np.r_[np.full(4, lam), 0.0]) + A.T @ (cost[:, None] * A)
+    np.testing.assert_allclose(res.x, np.linalg.solve(H, A.T @ (cost * t)), rtol=1e-7,
+                               atol=1e-8)
+    assert reg.value(res.x) == pytest.approx(0.5 * lam * res.x[:4] @ res.x[:4])

@@ -114,7 +114,8 @@ def test_cli_model_matches_estimators(algorithm):
     y_est[60:] = -1
     kw = dict(lam=0.01, lam_u=1.0, positive_fraction=0.5)
     # SVMlin's algorithms as published: the estimators without the guard of fallback="cv"
-    est = [RLSClassifier(lam=0.01), L2SVM(lam=0.01, solver="mfn"),
+    est = [RLSClassifier(lam=0.01, penalize_intercept=True),
+           L2SVM(lam=0.01, solver="mfn", penalize_intercept=True),
            TransductiveSVM(max_switches=10000, fallback="none", **kw),
            DeterministicAnnealingSVM(fallback="none", **kw)][algorithm]
     est.fit(X, y_est)

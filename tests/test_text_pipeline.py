@@ -30,12 +30,14 @@ def test_auxiliary_svm_weights(rng):
     aux = np.zeros(40, bool)
     aux[20:] = True
     a = AuxiliarySVM(lam=0.5, gamma=0.2, solver="mfn", tol=1e-10).fit(X, y, auxiliary=aux)
-    ref = L2SVM(lam=0.5, solver="mfn", tol=1e-10).fit(X, y, sample_weight=np.where(aux, 0.2, 1))
+    svmlin = {"penalize_intercept": True}   # the auxiliary SVM keeps SVMlin's objective
+    ref = L2SVM(lam=0.5, solver="mfn", tol=1e-10, **svmlin).fit(
+        X, y, sample_weight=np.where(aux, 0.2, 1))
     np.testing.assert_allclose(a.coef_, ref.coef_)
     assert a.n_auxiliary_ == 20
     # gamma = 0: only the labeled rows count
     z = AuxiliarySVM(lam=0.5, gamma=0.0, solver="mfn", tol=1e-10).fit(X, y, auxiliary=aux)
-    ref0 = L2SVM(lam=0.5, solver="mfn", tol=1e-10).fit(X[:20], y[:20])
+    ref0 = L2SVM(lam=0.5, solver="mfn", tol=1e-10, **svmlin).fit(X[:20], y[:20])
     np.testing.assert_allclose(z.coef_, ref0.coef_, atol=1e-8)
     with pytest.raises(ValueError, match="boolean mask"):
         AuxiliarySVM().fit(X, y, auxiliary=np.ones(3, bool))

@@ -67,24 +67,29 @@ def test_margin_terms_value_and_newton_targets(rng):
             assert t == pytest.approx(np.sign(o[r]) * eps)
 
 
+@pytest.mark.parametrize("penalize", [False, True])
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("eps", [0.0, 0.25])
-def test_squared_universum_matches_cvxpy(rng, sparse, eps):
+def test_squared_universum_matches_cvxpy(rng, sparse, eps, penalize):
     X, y = _binary(rng)
-    Xu = rng.normal(size=(15, 5)) * 0.5
+    X = X + 3.0   # off the origin: a free and a penalised bias differ
+    Xu = rng.normal(size=(15, 5)) * 0.5 + 3.0
     C, Cu = 2.0, 0.7
     Xf = sp.csr_matrix(X) if sparse else X
-    m = UniversumSVM(C=C, C_universum=Cu, epsilon=eps, tol=1e-10).fit(Xf, y, X_universum=Xu)
+    m = UniversumSVM(C=C, C_universum=Cu, epsilon=eps, tol=1e-10,
+                     penalize_intercept=penalize).fit(Xf, y, X_universum=Xu)
     w = cp.Variable(6)
     Z = np.hstack([X, np.ones((40, 1))])
     Zu = np.hstack([Xu, np.ones((15, 1))])
     yp = 2.0 * y - 1
-    obj = 0.5 * cp.sum_squares(w) + C * cp.sum_squares(cp.pos(1 - cp.multiply(yp, Z @ w))) \
+    ridge = cp.sum_squares(w) if penalize else cp.sum_squares(w[:5])
+    obj = 0.5 * ridge + C * cp.sum_squares(cp.pos(1 - cp.multiply(yp, Z @ w))) \
         + Cu * cp.sum_squares(cp.pos(cp.abs(Zu @ w) - eps))
     problem = cp.Problem(cp.Minimize(obj))
     problem.solve(solver="CLARABEL")
     assert m.objective_ == pytest.approx(problem.value, rel=1e-6)
     np.testing.assert_allclose(m.coef_[0], w.value[:5], atol=1e-4)
+    np.testing.assert_allclose(m.intercept_[0], w.value[5], atol=1e-4)
     h = np.asarray(m.fit_result_.history)
     assert np.all(np.diff(h) <= 1e-9 * h[1:])
 

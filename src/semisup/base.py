@@ -153,7 +153,7 @@ class SupervisedFallbackMixin:
         own, e.g. ``"auto"``, passes the result)."""
         from sklearn.base import clone
 
-        from semisup._validation import check_semi_supervised, warn_if_collapsed
+        from semisup._validation import check_semi_supervised
 
         fallback = check_fallback(self.fallback if fallback is None else fallback)
         for attr in ("cv_scores_", "supervised_estimator_"):
@@ -185,21 +185,32 @@ class SupervisedFallbackMixin:
             self.fallback_ = False
             self.cv_scores_ = result
             return self
+        return self._use_counterpart(data, result)
+
+    def _use_counterpart(self, data, cv_scores=None):
+        """Replace the fit by the supervised counterpart on the labeled rows of ``data``
+        (``fallback_ = True``; the earlier fit's attributes are dropped)."""
+        from sklearn.base import clone
+
+        from semisup._validation import warn_if_collapsed
+
+        codes = data.codes()
         labeled = data.labeled
         for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")
                      and a not in ("n_features_in_", "feature_names_in_")]:
             del self.__dict__[attr]    # an earlier fit's attributes describe another model
-        self.supervised_estimator_ = clone(counterpart).fit(data.X[labeled], codes[labeled])
+        self.supervised_estimator_ = clone(self._supervised_counterpart()).fit(
+            data.X[labeled], codes[labeled])
         self.classes_ = data.classes
         self.fallback_ = True
-        self.cv_scores_ = result
+        self.cv_scores_ = cv_scores
         transduction = codes.copy()
         if data.unlabeled.size:
             transduction[data.unlabeled] = self.supervised_estimator_.predict(
                 data.X[data.unlabeled])
         self.transduction_ = data.classes[transduction]
         warn_if_collapsed(self, self.transduction_[data.unlabeled], data.classes.size,
-                          stacklevel=3)
+                          stacklevel=4)
         return self
 
     def _fallback_answer(self, X, method: str):

@@ -15,26 +15,49 @@ import scipy.sparse as sp
 class Ridge:
     """``R = lam * I``: the squared Euclidean norm ``(lam/2) ||w||^2`` (bias included, as SVMlin).
 
+    With ``free`` the weight of that index is left out of the norm: the bias of
+    scikit-learn's ``LogisticRegression``, which is not shrunk towards zero.
+
     Parameters
     ----------
     lam : float
         Regularisation strength ``lambda`` (eq. 1 of the SVMlin paper), ``>= 0``.
+    free : int or None, default=None
+        Index of an unregularised weight (typically the last one, the bias), or ``None``.
     """
 
-    def __init__(self, lam: float):
+    def __init__(self, lam: float, free: int | None = None):
         self.lam = float(lam)
+        self.free = None if free is None else int(free)
+
+    @classmethod
+    def with_bias(cls, lam: float, n_weights: int, fit_intercept: bool,
+                  penalize_intercept: bool) -> Ridge:
+        """The ridge of a linear model whose last weight is the bias (when
+        ``fit_intercept``): in the norm with ``penalize_intercept`` (SVMlin), free otherwise."""
+        free = n_weights - 1 if fit_intercept and not penalize_intercept else None
+        return cls(lam, free=free)
 
     def matvec(self, p: np.ndarray) -> np.ndarray:
         """``R p``."""
-        return self.lam * p
+        out = self.lam * p
+        if self.free is not None:
+            out[self.free] = 0.0
+        return out
 
     def value(self, w: np.ndarray) -> float:
         """``(1/2) w^T R w``."""
-        return 0.5 * self.lam * float(w @ w)
+        sq = float(w @ w)
+        if self.free is not None:
+            sq -= float(w[self.free]) ** 2
+        return 0.5 * self.lam * sq
 
     def diagonal(self, n: int) -> np.ndarray:
         """``diag(R)`` (for Jacobi preconditioning)."""
-        return np.full(n, self.lam)
+        out = np.full(n, self.lam)
+        if self.free is not None:
+            out[self.free] = 0.0
+        return out
 
 
 class GraphRidge:

@@ -138,7 +138,9 @@ def _fit(est, dd, journal: FitJournal | None = None) -> dict:
         if isinstance(est, L2SVM):
             dd._call("problem_costs", float(est.cost_positive), float(est.cost_negative))
             from semisup.regularizers import Ridge
-            res = resumable_mfn(dd, journal, Ridge(est.lam), n_weights, **mfn_options)
+            reg = Ridge.with_bias(est.lam, n_weights, est.fit_intercept,
+                                  est.penalize_intercept)
+            res = resumable_mfn(dd, journal, reg, n_weights, **mfn_options)
         elif isinstance(est, TransductiveSVM):
             res = transductive_svm_rows(
                 ResumableS3VMRows(dd, n_weights, journal), est.lam, est.lam_u,

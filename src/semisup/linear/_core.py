@@ -647,10 +647,12 @@ class SupervisedLinearCore(LinearClassifierCore):
 
     def __init__(self, lam: float | str = 4.0, cost_positive: float = 1.0,
                  cost_negative: float = 1.0, fit_intercept: bool = True,
-                 intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int = 50,
+                 intercept_scaling: float = 1.0, penalize_intercept: bool = False,
+                 tol: float = 1e-6, max_iter: int = 50,
                  max_cg_iter: int = 10_000, warm_start: bool = False, random_state=None,
                  verbose: int = 0, probability: bool = False):
         self.lam = lam
+        self.penalize_intercept = penalize_intercept
         self.warm_start = warm_start
         self.random_state = random_state
         self.cost_positive = cost_positive
@@ -667,6 +669,22 @@ class SupervisedLinearCore(LinearClassifierCore):
         check_positive_or_auto(self.lam, "lam")
         check_positive(self.cost_positive, "cost_positive")
         check_positive(self.cost_negative, "cost_negative")
+        check_bool(self.penalize_intercept, "penalize_intercept")
+
+    def __setstate__(self, state) -> None:
+        # pickles and model files from before the parameter existed regularised the bias
+        state = dict(state)
+        state.setdefault("penalize_intercept", True)
+        parent = getattr(super(), "__setstate__", None)
+        if parent is not None:
+            parent(state)
+        else:
+            self.__dict__.update(state)
+
+    def _ridge(self, design) -> Ridge:
+        """``(lam/2)||w||^2``, over the feature weights only unless ``penalize_intercept``."""
+        return Ridge.with_bias(self.lam, design.n_weights, design.fit_intercept,
+                               self.penalize_intercept)
 
     def fit(self, X, y, sample_weight=None):
         """Fit on the labeled rows of ``(X, y)``; rows with ``y == -1`` are ignored.
@@ -698,12 +716,14 @@ class L2SVM(SupervisedLinearCore):
 
     def __init__(self, lam: float | str = 4.0, cost_positive: float = 1.0,
                  cost_negative: float = 1.0, fit_intercept: bool = True,
-                 intercept_scaling: float = 1.0, tol: float = 1e-6, max_iter: int | None = None,
+                 intercept_scaling: float = 1.0, penalize_intercept: bool = False,
+                 tol: float = 1e-6, max_iter: int | None = None,
                  max_cg_iter: int = 10_000, solver: str = "auto", warm_start: bool = False,
                  random_state=None, verbose: int = 0, probability: bool = False):
         super().__init__(lam=lam, cost_positive=cost_positive, cost_negative=cost_negative,
                          fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                         tol=tol, max_iter=max_iter, max_cg_iter=max_cg_iter,
+                         penalize_intercept=penalize_intercept, tol=tol, max_iter=max_iter,
+                         max_cg_iter=max_cg_iter,
                          warm_start=warm_start, random_state=random_state, verbose=verbose,
                          probability=probability)
         self.solver = solver
@@ -720,10 +740,16 @@ class L2SVM(SupervisedLinearCore):
             # (compiled only) would first load numba: about half a second, e.g. for
             # `semisup fit` on a small file
             solver = "dcd" if design.sparse and design.nnz >= _DCD_MIN_NNZ and \
-                data.labeled.size < _PRIMAL_ROWS_PER_FEATURE * design.n_weights else "mfn"
+                data.labeled.size < _PRIMAL_ROWS_PER_FEATURE * design.n_weights and \
+                self._ridge(design).free is None else "mfn"
         if solver == "dcd" and not design.sparse:
             raise ValueError("solver='dcd' needs sparse X: pass scipy.sparse.csr_matrix(X) or "
                              "use solver='mfn'")
+        if solver == "dcd" and self._ridge(design).free is not None:
+            # a free bias puts sum_i alpha_i y_i = 0 into the dual: no longer coordinate-wise
+            raise ValueError("solver='dcd' regularises the bias like every other weight: "
+                             "pass penalize_intercept=True (SVMlin's objective) or use "
+                             "solver='mfn'")
         self.solver_ = solver
         return np.random.default_rng(_legacy_random_state(self.random_state).randint(2**31 - 1)
                                      if self.random_state is not None else 0)
@@ -749,7 +775,7 @@ class L2SVM(SupervisedLinearCore):
             # too slow to reach tol: the Newton method finishes from dual CD's weights
             self.solver_ = "dcd+mfn"
             seed = res.w
-        return l2svm_mfn(A, terms, Ridge(self.lam), w0=seed, tol=self.tol,
+        return l2svm_mfn(A, terms, self._ridge(design), w0=seed, tol=self.tol,
                          max_iter=50 if self.solver_ != "mfn" else self.max_iter or 50,
                          max_cg_iter=self.max_cg_iter, verbose=self.verbose)
 
@@ -765,7 +791,7 @@ class RLSClassifier(SupervisedLinearCore):
                     seed=None):
         A = design.restrict(data.labeled)
         cost = _example_costs(self, data, y_pm, sample_weight)
-        reg = Ridge(self.lam)
+        reg = self._ridge(design)
         res = cgls(A, cost, y_pm, reg, x0=seed, tol=self.tol, max_iter=self.max_cg_iter)
         if not res.converged:
             report_unconverged("cgls", f"max_cg_iter={self.max_cg_iter}")

@@ -138,7 +138,9 @@ class AuxiliarySVM(SupervisedFallbackMixin, SemiSupervisedClassifierMixin, Class
                 raise ValueError("every labeled row is auxiliary: give at least one row of "
                                  "truly labeled data (auxiliary=False)")
             weight[auxiliary] = self.gamma
+        # the thesis's auxiliary SVM is SVMlin's objective: the bias is regularised
         self.svm_ = L2SVM(lam=self.lam, solver=self.solver, tol=self.tol,
+                          penalize_intercept=True,
                           random_state=self.random_state).fit(X, y, sample_weight=weight)
         self.coef_ = self.svm_.coef_
         self.intercept_ = self.svm_.intercept_

@@ -261,7 +261,7 @@ class ActiveSearchPipeline(BaseEstimator):
         from semisup.text.auxiliary import AuxiliarySVM
 
         if self.learner == "svm":
-            return L2SVM(lam=2 * self.lam).fit(X[:n_l], labels)
+            return L2SVM(lam=2 * self.lam, penalize_intercept=True).fit(X[:n_l], labels)
         if self.learner == "aux":
             y = np.concatenate([labels, self.retrieved_labels_])
             aux = np.r_[np.zeros(n_l, bool), np.ones(n_r, bool)]

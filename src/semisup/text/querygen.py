@@ -238,7 +238,7 @@ def _svm_weights(X, y, c, classes, lam) -> np.ndarray:
     from semisup.linear.svm import L2SVM
 
     target = np.where(y == c, 1, 0)
-    coef = L2SVM(lam=lam, solver="mfn").fit(X, target).coef_[0]
+    coef = L2SVM(lam=lam, solver="mfn", penalize_intercept=True).fit(X, target).coef_[0]
     return coef
 
 

@@ -135,7 +135,7 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         Width of the insensitive zone (``>= 0``).
     loss : {"squared_hinge", "hinge"}, default="squared_hinge"
         ``"squared_hinge"``: squared hinge and squared epsilon-insensitive losses, linear,
-        any size, dense or sparse (bias regularised as one more weight, as SVMlin).
+        any size, dense or sparse (a free bias unless ``penalize_intercept``).
         ``"hinge"``: the original losses, free bias, solved by cvxpy (small and medium
         ``n``), linear or kernel.
     kernel : {"linear", "rbf", "poly"}, default="linear"
@@ -158,6 +158,10 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         Fit a bias (a constant feature in the squared route).
     intercept_scaling : float, default=1.0
         Value of the constant feature of the squared route.
+    penalize_intercept : bool, default=False
+        Squared route: regularise the bias as one more weight (SVMlin's objective) instead
+        of leaving it free, as ``LogisticRegression`` and the hinge route do (see
+        :class:`semisup.linear.L2SVM`).
     tol : float, default=1e-6
         CGLS tolerance of the squared route.
     max_iter : int, default=50
@@ -210,7 +214,8 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
     def __init__(self, C: float | None = None, C_universum: float = 1.0, epsilon: float = 0.1,
                  loss: str = "squared_hinge", kernel: str = "linear", gamma: float | None = None,
                  degree: int = 3, coef0: float = 1.0, unlabeled: str = "ignore",
-                 fit_intercept: bool = True, intercept_scaling: float = 1.0, tol: float = 1e-6,
+                 fit_intercept: bool = True, intercept_scaling: float = 1.0,
+                 penalize_intercept: bool = False, tol: float = 1e-6,
                  max_iter: int = 50, max_cg_iter: int = 10_000, solver: str | None = None):
         self.C = C
         self.C_universum = C_universum
@@ -223,10 +228,15 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         self.unlabeled = unlabeled
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.penalize_intercept = penalize_intercept
         self.tol = tol
         self.max_iter = max_iter
         self.max_cg_iter = max_cg_iter
         self.solver = solver
+
+    def __setstate__(self, state) -> None:
+        # pickles and model files from before the parameter existed regularised the bias
+        super().__setstate__({"penalize_intercept": True, **state})
 
     def _validate_params(self) -> None:
         if self.C is not None:
@@ -251,6 +261,7 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         check_real(self.gamma, "gamma", positive=True, allow_none=True)
         check_finite(self.coef0, "coef0")
         check_bool(self.fit_intercept, "fit_intercept")
+        check_bool(self.penalize_intercept, "penalize_intercept")
         check_solver(self.solver, "solver")
 
     def fit(self, X, y, X_universum=None):
@@ -336,7 +347,9 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         # (1/2) c l_2 with c = 2C is C l_2: the objective of the class docstring with R = I
         terms = universum_terms(y_pm, np.full(l, 2.0 * self.C_), u, 2.0 * self.C_universum,
                                 self.epsilon)
-        res: MFNResult = l2svm_mfn(design, terms, Ridge(1.0), tol=self.tol,
+        reg = Ridge.with_bias(1.0, design.n_weights, self.fit_intercept,
+                              self.penalize_intercept)
+        res: MFNResult = l2svm_mfn(design, terms, reg, tol=self.tol,
                                    max_iter=self.max_iter, max_cg_iter=self.max_cg_iter)
         if not res.converged:
             warnings.warn(f"UniversumSVM: finite Newton stopped at max_iter={self.max_iter} "
