@@ -329,15 +329,23 @@ def test_l2svm_solvers_agree_and_auto_picks_by_shape(rng):
     assert L2SVM(**svmlin).fit(Xs, y).solver_ == "mfn"
     with mock.patch("semisup.linear._core._DCD_MIN_NNZ", 0):
         assert L2SVM(**svmlin).fit(Xs, y).solver_ == "dcd"
-        # the default's free bias has no coordinate-wise dual: always the Newton route
-        assert L2SVM().fit(Xs, y).solver_ == "mfn"
+        # the default's free bias has no coordinate-wise dual: dual CD on the regularised
+        # bias starts the fit, the Newton method finishes it at the free-bias optimum
+        free = L2SVM(lam=0.1, tol=1e-10).fit(Xs, y)
+        assert free.solver_ == "dcd+mfn"
+    newton = L2SVM(lam=0.1, solver="mfn", tol=1e-10).fit(Xs, y)
+    np.testing.assert_allclose(free.decision_function(X), newton.decision_function(X),
+                               rtol=1e-6, atol=1e-7)
+    assert free.objective_ == pytest.approx(newton.objective_, rel=1e-9)
+    assert newton.objective_ < mfn.objective_   # the bias out of the norm
+    explicit = L2SVM(lam=0.1, solver="dcd", tol=1e-10).fit(Xs, y)
+    assert explicit.solver_ == "dcd+mfn"
+    assert explicit.objective_ == pytest.approx(newton.objective_, rel=1e-9)
     assert L2SVM(**svmlin).fit(X, y).solver_ == "mfn"
     tall = sp.csr_matrix(np.repeat(X[lab], 200, axis=0))
     assert L2SVM(**svmlin).fit(tall, np.repeat(y[lab], 200)).solver_ == "mfn"
     with pytest.raises(ValueError, match="solver='dcd' needs sparse X"):
         L2SVM(solver="dcd", **svmlin).fit(X, y)
-    with pytest.raises(ValueError, match="penalize_intercept=True"):
-        L2SVM(solver="dcd").fit(Xs, y)
     with pytest.raises(ValueError, match="solver must be"):
         L2SVM(solver="newton").fit(Xs, y)
 

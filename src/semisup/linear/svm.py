@@ -158,12 +158,13 @@ class L2SVM(_core.L2SVM, _SupervisedLinear):
     solver : {"auto", "mfn", "dcd"}, default="auto"
         ``"mfn"``: the modified finite Newton method (:func:`~semisup.solvers.mfn.l2svm_mfn`).
         ``"dcd"``: dual coordinate descent (:func:`~semisup.solvers.dcd.l2svm_dual_cd`),
-        sparse input with ``penalize_intercept=True`` only (a free bias adds an equality
-        constraint to the dual).  ``"auto"``: ``"dcd"`` where it applies, with fewer than
-        100 labeled rows per feature and at least 10,000 stored entries (below, dual CD's
-        compiled kernel would cost more to load than the whole Newton fit), ``"mfn"``
-        otherwise; when dual CD's duality gap falls too
-        slowly to reach ``tol`` within 2,000 epochs (small ``lam``, more labeled rows than
+        sparse input only; it regularises the bias (a free one adds an equality constraint
+        to the dual), so with ``penalize_intercept=False`` its solution of that problem
+        starts ``"mfn"``, which finishes the free-bias fit (``solver_ == "dcd+mfn"``).
+        ``"auto"``: ``"dcd"`` for sparse input with fewer than 100 labeled rows per feature
+        and at least 10,000 stored entries (below, dual CD's compiled kernel would cost more
+        to load than the whole Newton fit), ``"mfn"`` otherwise; when dual CD's duality gap
+        falls too slowly to reach ``tol`` within 2,000 epochs (small ``lam``, more labeled rows than
         features), ``"auto"`` finishes with ``"mfn"`` started from its weights
         (``solver_ == "dcd+mfn"``), so the default reaches the optimum on such problems too.
     warm_start : bool, default=False
