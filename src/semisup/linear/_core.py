@@ -752,6 +752,7 @@ class L2SVM(SupervisedLinearCore):
                     seed=None):
         A = design.restrict(data.labeled)
         terms = HingeTerms(y_pm, _example_costs(self, data, y_pm, sample_weight))
+        reg = self._ridge(design)
         if self.solver_ != "mfn":
             # compiled (numba): imported only when dual CD runs, off the small-file path
             from semisup.solvers.dcd import l2svm_dual_cd
@@ -760,7 +761,7 @@ class L2SVM(SupervisedLinearCore):
             # dual): with a free bias its optimum starts the Newton method, which then needs
             # fewer steps than from zero (pcmac, lam=0.01: 2 instead of 11, 2.8x faster;
             # seeds solved to a looser gap took more steps; defaults_linear_bias.md)
-            start = self._ridge(design).free is not None
+            start = reg.free is not None
             max_iter = self.max_iter or 10_000
             res = l2svm_dual_cd(A, terms, self.lam, tol=self.tol, max_epochs=max_iter,
                                 random_state=int(context.integers(2**31 - 1)),
@@ -774,7 +775,7 @@ class L2SVM(SupervisedLinearCore):
             # a free bias, or too slow to reach tol: the Newton method finishes
             self.solver_ = "dcd+mfn"
             seed = res.w
-        return l2svm_mfn(A, terms, self._ridge(design), w0=seed, tol=self.tol,
+        return l2svm_mfn(A, terms, reg, w0=seed, tol=self.tol,
                          max_iter=50 if self.solver_ != "mfn" else self.max_iter or 50,
                          max_cg_iter=self.max_cg_iter, verbose=self.verbose)
 

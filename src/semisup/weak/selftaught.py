@@ -30,7 +30,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from semisup._validation import (
     CollapseWarning,
-    DegenerateFitWarning,
     check_bool,
     check_choice,
     check_int,
@@ -314,14 +313,14 @@ class SelfTaughtClassifier(SupervisedFallbackMixin, SemiSupervisedClassifierMixi
         when that is every labeled row, or most of the rows, the fit is degenerate.
         """
         rows = codes_l if codes_u is None else np.r_[codes_l, codes_u]
-        self.zero_code_share_ = float(np.mean(~np.any(rows, axis=1))) if rows.shape[0] else 0.0
+        zero = np.count_nonzero(~np.any(rows, axis=1))
+        self.zero_code_share_ = zero / rows.shape[0] if rows.shape[0] else 0.0
         if not np.any(codes_l):
             warn_degenerate(self, f"every labeled row has an all-zero code (beta={self.beta:g} "
                             "exceeds twice each row's largest correlation with an atom), so "
                             "the classifier sees only its bias", "lower beta (it is relative "
                             "to the scale of X) or rescale X")
         elif codes_u is not None and codes_u.shape[0]:
-            zero = np.count_nonzero(~np.any(rows, axis=1))
             total = rows.shape[0]
             if zero > ZERO_CODE_SHARE * total:
                 warn_degenerate(self, f"{zero} of {total} rows have an all-zero code (beta="
@@ -714,8 +713,7 @@ class SupervisedSelfTaught(SelfTaughtClassifier):
         share = getattr(self, "zero_code_share_", 0.0)
         replaced = share > ZERO_CODE_SHARE
         for w in caught:   # said once below when the fit is replaced
-            if not (replaced and issubclass(w.category, (DegenerateFitWarning,
-                                                         CollapseWarning))):
+            if not (replaced and issubclass(w.category, CollapseWarning)):  # degenerate too
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         if replaced:
             self._use_counterpart(check_semi_supervised(X, y, estimator=self))
