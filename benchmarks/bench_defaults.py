@@ -87,8 +87,10 @@ UCI = ["ionosphere", "sonar", "breast-cancer", "pima", "wpbc", "heart", "house-v
 IDA = ["ida-banana", "ida-breast-cancer", "ida-german", "ida-image", "ida-titanic",
        "ida-waveform"]
 #: not in the issue's list (so not in ``all``): a count-text set (MultinomialNB's domain) and
-#: multi-class sets, for the "which method for my data" summary; ``--sets all extra``
-EXTRA = ["pcmac", "segment", "dna", "satimage"]
+#: multi-class sets (dna 3 classes, satimage 6, segment 7 with raw features, the ten USPS
+#: digits), for the "which method for my data" summary and the issue's unseen tasks of
+#: many classes; ``--sets extra`` (``results/defaults_r3s11_extra.md``)
+EXTRA = ["pcmac", "segment", "dna", "satimage", "usps10"]
 GROUPS = {"sslbook": SSLBOOK, "uci": UCI, "ida": IDA, "all": SSLBOOK + UCI + IDA,
           "extra": EXTRA}
 KNOWN = SSLBOOK + UCI + IDA + EXTRA
@@ -311,6 +313,9 @@ def _load_extra(name: str) -> tuple[object, np.ndarray]:
         return X.toarray(), y
     if name == "satimage":
         X, y = load_svmlight_file(str(root / "satimage" / "satimage.scale"), n_features=36)
+        return X.toarray(), y
+    if name == "usps10":  # all ten digits: LIBSVM's USPS test file, 2,007 rows
+        X, y = load_svmlight_file(str(root / "usps" / "usps.t.bz2"), n_features=256)
         return X.toarray(), y
     raise ValueError(f"unknown extra set {name!r}")
 

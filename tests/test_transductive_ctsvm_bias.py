@@ -90,24 +90,27 @@ def test_kernel_route_adaptive_penalty_converges_where_the_fixed_one_hit_the_cap
     assert max(sigmas) <= 1e3
 
 
-def test_nystroem_route_with_every_landmark_matches_the_kernel_route():
-    """``n_components = n``: ``Phi Phi^T = K`` and the same ridge, so the Nystroem route
-    solves the kernel route's problem: same optimum, scores and out-of-sample values."""
+@pytest.mark.parametrize("route, few_rank, few_agree", [("nystroem", 30, 0.9),
+                                                      ("spectral", 15, 0.95)])
+def test_approximate_routes_at_full_rank_match_the_kernel_route(route, few_rank, few_agree):
+    """``n_components = n``: ``Phi Phi^T = K`` (Nystroem on every landmark) or ``H K H``
+    (every eigenvector) and the same ridge, so the route solves the kernel route's problem:
+    same optimum, scores and out-of-sample values (``k_x^T beta`` on training and new
+    rows); at a lower rank a close optimum (the approximation only removes kernel mass)."""
     X, y, _ = imbalanced_blobs(90, frac_pos=0.5, seed=2)
     kw = dict(C_l=10.0, gamma=0.3, tol=1e-7, offset="none")
     dense = ConvexTSVM(fallback="none", solver="lowrank", **kw).fit(X, y)
-    nys = ConvexTSVM(fallback="none", solver="nystroem", n_components=90, **kw).fit(X, y)
-    assert nys.solver_ == "nystroem"
-    assert abs(nys.objective_ - dense.objective_) <= 1e-5 * dense.objective_
-    np.testing.assert_allclose(nys.relaxed_scores_, dense.relaxed_scores_, atol=1e-4)
-    Xt = X[:7] + 0.05
-    np.testing.assert_allclose(nys.decision_function(Xt), dense.decision_function(Xt),
+    full = ConvexTSVM(fallback="none", solver=route, n_components=90, **kw).fit(X, y)
+    assert full.solver_ == route
+    assert abs(full.objective_ - dense.objective_) <= 1e-5 * dense.objective_
+    np.testing.assert_allclose(full.relaxed_scores_, dense.relaxed_scores_, atol=1e-4)
+    Xt = np.r_[X[:5], X[:7] + 0.05]
+    np.testing.assert_allclose(full.decision_function(Xt), dense.decision_function(Xt),
                                atol=1e-4)
-    np.testing.assert_array_equal(nys.predict(Xt), dense.predict(Xt))
-    # fewer landmarks: a close optimum (the approximation only removes kernel mass)
-    few = ConvexTSVM(fallback="none", solver="nystroem", n_components=30, **kw).fit(X, y)
+    np.testing.assert_array_equal(full.predict(Xt), dense.predict(Xt))
+    few = ConvexTSVM(fallback="none", solver=route, n_components=few_rank, **kw).fit(X, y)
     assert few.fit_results_["status"] == "converged"
-    assert np.mean(few.transduction_ == dense.transduction_) >= 0.9
+    assert np.mean(few.transduction_ == dense.transduction_) >= few_agree
 
 
 def test_auto_takes_the_nystroem_route_beyond_the_dense_ceiling(monkeypatch):
@@ -121,6 +124,40 @@ def test_auto_takes_the_nystroem_route_beyond_the_dense_ceiling(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         assert ConvexTSVM(fallback="none", C_l=1.0, kernel="linear").fit(X, y).solver_ == "lowrank"
+
+
+def test_auto_takes_the_spectral_route_beyond_two_classes_with_one_factor(monkeypatch):
+    """More than two classes and more than SPECTRAL_RANK rows: every one-vs-rest problem
+    uses the one eigendecomposition of the parent; two classes keep the kernel route."""
+    rng = np.random.default_rng(3)
+    centres = np.array([[0.0, 3.0], [3.0, -2.0], [-3.0, -2.0]])
+    X = np.vstack([c + rng.normal(scale=0.8, size=(30, 2)) for c in centres])
+    truth = np.repeat([0, 1, 2], 30)
+    y = np.full(90, -1)
+    y[[0, 1, 30, 31, 60, 61]] = truth[[0, 1, 30, 31, 60, 61]]
+    monkeypatch.setattr(ctsvm_module, "SPECTRAL_RANK", 20)
+    calls = []
+    original = ctsvm_module.ConvexTSVM._spectral_factor
+
+    def counted(self, X):
+        calls.append(X.shape)
+        return original(self, X)
+
+    monkeypatch.setattr(ctsvm_module.ConvexTSVM, "_spectral_factor", counted)
+    est = ConvexTSVM(fallback="none", C_l=10.0).fit(X, y)
+    assert len(calls) == 1
+    assert [e.solver_ for e in est.estimators_] == ["spectral"] * 3
+    assert np.mean(est.transduction_ == truth) >= 0.9
+    # the hand-written one-vs-rest at the same rank (each computes the same factor)
+    hand = [ConvexTSVM(fallback="none", C_l=10.0, solver="spectral", n_components=20)
+            .fit(X, np.where(y == -1, -1, (y == k).astype(int))) for k in range(3)]
+    np.testing.assert_allclose(est.decision_function(X[:9]),
+                               np.column_stack([h.decision_function(X[:9]) for h in hand]),
+                               rtol=1e-6, atol=1e-8)
+    binary = np.where(y == 2, -1, y)
+    assert ConvexTSVM(fallback="none", C_l=10.0).fit(X, binary).solver_ == "lowrank"
+    with pytest.raises(ValueError, match="solver='spectral' supports fit_intercept=False"):
+        ConvexTSVM(fallback="none", solver="spectral", fit_intercept=True).fit(X, binary)
 
 
 def test_nystroem_route_bad_input_errors():

@@ -55,8 +55,12 @@ class OneVsRestMixin:
     positive class ``1``), ``classes_``, ``transduction_``.
     """
 
-    def _fit_one_vs_rest(self, data, fit_params: dict | None = None) -> bool:
-        """Fit one binary clone per class when ``data`` has more than two; ``True`` if done."""
+    def _fit_one_vs_rest(self, data, fit_params: dict | None = None,
+                         shared: dict | None = None) -> bool:
+        """Fit one binary clone per class when ``data`` has more than two; ``True`` if done.
+
+        ``shared``: private attributes set on every clone before its fit (what the binary
+        problems have in common, e.g. a kernel factor computed once)."""
         self.__dict__.pop("estimators_", None)
         classes = data.classes
         if classes.size <= 2:
@@ -72,6 +76,7 @@ class OneVsRestMixin:
                 y_k = np.full(n, -1, dtype=np.int64)
                 y_k[data.labeled] = (data.y_index == k).astype(np.int64)
                 est = clone(self)
+                est.__dict__.update(shared or {})
                 if "fallback" in est.get_params(deep=False):
                     # the guard judges the multi-class fit: the binary ones are as published
                     est.set_params(fallback="none")

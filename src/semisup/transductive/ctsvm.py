@@ -33,11 +33,21 @@ from semisup.transductive._sdp import ctsvm_sdp, ctsvm_vectors
 
 logger = logging.getLogger("semisup.transductive.ctsvm")
 
-SOLVERS = ("auto", "scs", "clarabel", "lowrank", "nystroem")
+SOLVERS = ("auto", "scs", "clarabel", "lowrank", "nystroem", "spectral")
 # Largest n of the kernel low-rank route under 'auto': it factors the dense n x n kernel
 # (8 n^2 bytes, 3.2 GB at 20,000 rows, and an O(n^3) Cholesky); beyond it 'auto' takes the
 # Nystroem-feature route, which never forms an n x n matrix.
 DENSE_KERNEL_MAX = 20_000
+# Rank of the spectral factor of 'auto' beyond two classes, and of n_components='auto' with
+# solver='spectral'; landmarks of n_components='auto' with solver='nystroem'
+# (benchmarks/results/ctsvm_multiclass.md).
+SPECTRAL_RANK = 300
+NYSTROEM_COMPONENTS = 1000
+# tol='auto': the exact, kernel and Nystroem routes solve to 1e-5; the spectral route to 1e-3,
+# the rank-m truncation having changed the problem by more (the same accuracy at 1e-3 and
+# 1e-5 on four multi-class sets, 1.5-2.3x less CPU; results/ctsvm_multiclass.md)
+DEFAULT_TOL = 1e-5
+SPECTRAL_TOL = 1e-3
 # Tolerance of the low-rank route in the fit of each fold of the guard (fallback="cv")
 GUARD_TOL = 1e-2
 # Low-rank solver rules (measured on 20NG n = 10,000, issue 16 notes: 229 -> 75 s CPU):
@@ -148,11 +158,26 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
     * ``solver='nystroem'``: the low-rank route on Nystroem features ``Phi = K_nm
       K_mm^{-1/2}`` of ``n_components`` random landmarks (RBF / poly kernels), the linear
       route's algorithm on ``Phi``; ``O(n m)`` memory, no ``n x n`` kernel or Cholesky.
+    * ``solver='spectral'``: the same algorithm on the ``n_components`` leading eigenvectors
+      of the centred kernel, ``Phi = U_m Lambda_m^{1/2}`` (its best rank-``m``
+      approximation; the ridge keeps ``Phi Phi^T + ridge I`` definite), computed once and
+      shared by the one-vs-rest problems.  Each evaluation costs ``O(n m)`` instead of the
+      kernel route's ``O(n^2)``.
 
     ``'auto'`` takes the low-rank route, and SCS only for the variants that route lacks
     (``fit_intercept=True``, ``slack='squared'``; ``n <= max_exact``); RBF / poly kernels
     beyond ``DENSE_KERNEL_MAX`` = 20,000 rows take the Nystroem route (the dense factor needs
-    8 n^2 bytes and an O(n^3) Cholesky).  Measured on
+    8 n^2 bytes and an O(n^3) Cholesky).  With more than two classes and more than
+    ``SPECTRAL_RANK`` = 300 rows, a non-linear kernel takes the spectral route at rank 300
+    (``tol='auto'``: 1e-3): the kernel route costs one n x n problem per class, and the
+    guarded default fit timed out (over 60 CPU-s) on each of the 7 multi-class cells of
+    issue 26's benchmark of defaults measured with it (2,000 rows: dna, 3 classes;
+    satimage, 6; segment, 7; the ten USPS digits); with the spectral route it finishes all
+    8 in 9-46 CPU-s a fit (``benchmarks/results/defaults_r3s11_extra.md``).  At 100 labels
+    the spectral route took 3.2-7.4x less CPU than the kernel route (dna 10.5 against 33.9
+    s, USPS 10.2 against 75.3 s), labeled 98.2-100 % of the unlabeled rows alike and
+    scored within 0.6 point of it, where 300 or 500 random Nystroem landmarks lost 4.5 or
+    2.4 points on USPS (``benchmarks/results/ctsvm_multiclass.md``).  Measured on
     sklearn digits 3 vs 8 (10 labels, 2 shared cores): the low-rank route fits 60 / 144 /
     357 rows in 0.2 / 0.8 / 1.6 s and SSL-book Digit1 (1,500 rows) in 19 s, while the exact
     SCS route took about 5 minutes per fit at n = 144 (issue 26: 25 minutes for five);
@@ -202,9 +227,10 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
     slack : {'hinge', 'squared'}
         Slack penalty: hinge (the box of eq. 3.11 as written) or squared (the thesis's primal;
         exact routes only).
-    solver : {'auto', 'scs', 'clarabel', 'lowrank', 'nystroem'}
-        See above (``'auto'``: ``'lowrank'`` unless the variant needs the exact route, or
-        ``'nystroem'`` for an RBF / poly kernel on more than 20,000 rows).
+    solver : {'auto', 'scs', 'clarabel', 'lowrank', 'nystroem', 'spectral'}
+        See above (``'auto'``: ``'lowrank'`` unless the variant needs the exact route,
+        ``'spectral'`` for a non-linear kernel with more than two classes and more than
+        300 rows, ``'nystroem'`` for an RBF / poly kernel on more than 20,000 rows).
     max_exact : int
         Largest n for the exact routes.
     rounding : {'balanced', 'sign', 'prior', 'eigenvector'}
@@ -247,8 +273,9 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
         ``r (r + 1) / 2 <= n + 1``, at which a factor can always reach the optimum (g241c's
         optimum has rank 23), for a kernel; 20, doubled up to that bound whenever the
         solver stalls at it with a violated LMI, for linear features (sparse text).
-    tol : float
-        Solver tolerance.
+    tol : float or 'auto'
+        Solver tolerance.  ``'auto'``: 1e-5, and 1e-3 on the spectral route (whose
+        truncation to rank ``n_components`` already moves the optimum by more).
     max_iter : int
         Iteration limit of the exact solver; augmented Lagrangian rounds of the low-rank route.
     offset : {'none', 'prior'} or float
@@ -268,9 +295,10 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
         start.  Switching keeps the rounded labels' number of positives.  Changes
         ``transduction_`` (and the ``'svm'`` out-of-sample rule, refitted on it);
         ``relaxed_scores_`` stay the relaxation's.
-    n_components : int
+    n_components : int or 'auto'
         Landmarks of ``solver='nystroem'`` (at most ``n``; with ``n`` it solves the kernel
-        route's problem exactly).
+        route's problem exactly), eigenvectors of ``solver='spectral'``.  ``'auto'``: 1,000
+        landmarks, 300 eigenvectors.
     random_state : int, RandomState or None
         Initial point of the low-rank route; landmarks of the Nystroem route; folds of
         ``fallback="cv"``.
@@ -361,9 +389,9 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
                  intercept_ridge: float = 1e-2, slack: str = "hinge", solver: str = "auto",
                  max_exact: int = 300, rounding: str = "balanced",
                  out_of_sample: str = "expansion",
-                 rank: int = 8, max_rank: int | None = None, tol: float = 1e-5,
+                 rank: int = 8, max_rank: int | None = None, tol="auto",
                  max_iter: int = 100_000, offset="prior", refine: str = "none",
-                 n_components: int = 1000, random_state=0, fallback: str = "cv"):
+                 n_components="auto", random_state=0, fallback: str = "cv"):
         self.C_l = C_l
         self.C_u = C_u
         self.epsilon = epsilon
@@ -390,7 +418,7 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
         self.fallback = fallback
 
     # ------------------------------------------------------------------ parameters
-    def _check_params(self, n):
+    def _check_params(self, n, n_classes: int = 2):
         C_l = self._check_C(self.C_l, "C_l")
         C_u = C_l if self.C_u is None else self._check_C(self.C_u, "C_u")
         if self.solver not in SOLVERS:
@@ -406,7 +434,8 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
             raise ValueError("out_of_sample must be 'expansion' or 'svm', got "
                              f"{self.out_of_sample!r}")
         check_positive(self.ridge, "ridge", allow_zero=True)
-        check_positive(self.tol, "tol")
+        if not (isinstance(self.tol, str) and self.tol == "auto"):
+            check_positive(self.tol, "tol")
         max_exact = check_int(self.max_exact, "max_exact")
         check_int(self.rank, "rank")
         if self.max_rank is not None:
@@ -420,7 +449,15 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
             if (solver == "lowrank" and self.kernel in ("rbf", "poly")
                     and n > DENSE_KERNEL_MAX):
                 solver = "nystroem"
-        check_int(self.n_components, "n_components")
+            elif (solver == "lowrank" and self.kernel != "linear" and n_classes > 2
+                  and n > SPECTRAL_RANK):
+                # one n x n problem per class is what the kernel route cannot afford
+                solver = "spectral"
+        if not (isinstance(self.n_components, str) and self.n_components == "auto"):
+            check_int(self.n_components, "n_components")
+        if solver == "spectral" and (self.fit_intercept or self.slack == "squared"):
+            raise ValueError("solver='spectral' supports fit_intercept=False and "
+                             "slack='hinge' only")
         if solver == "nystroem":
             if self.kernel not in ("rbf", "poly"):
                 raise ValueError(f"solver='nystroem' needs kernel='rbf' or 'poly', got "
@@ -450,9 +487,15 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
         # 99.6-100 % of the unlabeled rows of coil, coil2, g241c and digit1 (100 labels,
         # split 1) at 2.4-4.6x less CPU: coil's six one-vs-rest problems then fit the guard
         # in the 60 s of issue 26 (benchmarks/results/defaults_fallback_logistic.md)
-        if self._check_params(X.shape[0])[2] in ("lowrank", "nystroem"):
-            return {"tol": max(float(self.tol), GUARD_TOL)}
+        if self._check_params(X.shape[0])[2] in ("lowrank", "nystroem", "spectral"):
+            return {"tol": max(self._tol("lowrank"), GUARD_TOL)}
         return {}
+
+    def _tol(self, solver: str) -> float:
+        """The solver tolerance of ``solver`` (``tol='auto'`` resolved)."""
+        if isinstance(self.tol, str):
+            return SPECTRAL_TOL if solver == "spectral" else DEFAULT_TOL
+        return float(self.tol)
 
     @staticmethod
     def _check_C(value, name):
@@ -491,11 +534,19 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
         data = self._check_common(X, y)
         for name in ("_supervised", "_linear_w", "_svm", "_nystroem"):
             self.__dict__.pop(name, None)    # left by an earlier fit
-        if self._fit_one_vs_rest(data):
-            return self
+        spectral = self.__dict__.pop("_spectral", None)   # set by a multi-class parent
+        if data.classes.size > 2:
+            shared = None
+            if self._check_params(data.X.shape[0], data.classes.size)[2] == "spectral":
+                # one eigendecomposition for every one-vs-rest problem
+                shared = {"_spectral": self._spectral_factor(data.X)}
+            if self._fit_one_vs_rest(data, shared=shared):
+                return self
         X = data.X
         n = X.shape[0]
         C_l, C_u, solver = self._check_params(n)
+        if spectral is not None:
+            solver = "spectral"
         self.classes_ = data.classes
         self.n_train_ = n
         labeled, unl = data.labeled, data.unlabeled
@@ -536,6 +587,8 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
             if self.refine == "tsvm":
                 self._refine_features = Phi
             self._fit_lowrank_linear(Phi, y_l, labeled, C, eps)
+        elif solver == "spectral":
+            self._fit_spectral(spectral or self._spectral_factor(X), y_l, labeled, C, eps)
         elif linear_features:
             self._fit_lowrank_linear(X, y_l, labeled, C, eps)
         else:
@@ -647,7 +700,7 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
                 self._refine_features = np.tril(Lc)
             max_rank = pataki_rank(n + 1) if self.max_rank is None else self.max_rank
             res = ctsvm_lowrank(FeatureFactor(dense=Lc, lower=True), y_l, labeled, C, eps,
-                                rank=self.rank, max_rank=max_rank, tol=self.tol,
+                                rank=self.rank, max_rank=max_rank, tol=self._tol(solver),
                                 max_outer=min(self.max_iter, 200), offset=self.offset_,
                                 random_state=self.random_state, **_LOWRANK_RULES,
                                 **_KERNEL_ESCAPES)
@@ -666,7 +719,7 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
         else:
             A = Kinv
         a, b, c = ctsvm_vectors(n, labeled, y_l, self.fit_intercept)
-        res = ctsvm_sdp(A, a, b, c, C, eps, slack=self.slack, solver=solver, tol=self.tol,
+        res = ctsvm_sdp(A, a, b, c, C, eps, slack=self.slack, solver=solver, tol=self._tol(solver),
                         max_iter=self.max_iter, offset=self.offset_)
         z = res.w[:n]
         lam = float(res.w[n]) if self.fit_intercept else 0.0
@@ -702,13 +755,55 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
         ridge = self.ridge * diag_mean
         F = FeatureFactor(X=X, mean=mean, ridge=ridge)
         res = ctsvm_lowrank(F, y_l, labeled, C, eps, rank=self.rank, max_rank=self.max_rank,
-                            tol=self.tol, max_outer=min(self.max_iter, 200),
+                            tol=self._tol("lowrank"), max_outer=min(self.max_iter, 200),
                             offset=self.offset_, random_state=self.random_state,
                             **_LOWRANK_RULES)
         self._store_lowrank(res)
         self._linear_w = res.u[:X.shape[1]].copy()
         self._linear_mean = mean
         self.intercept_ = 0.0
+
+    def _spectral_factor(self, X) -> dict:
+        """Leading eigenpairs of the centred training kernel (``solver='spectral'``).
+
+        ``Phi = U_m Lambda_m^{1/2}`` with ``Phi Phi^T`` the best rank-``m`` approximation of
+        ``H K H``; eigenvalues below ``1e-10`` of the largest are dropped.  Independent of
+        the labels, so a multi-class fit computes it once for all its binary problems.
+        """
+        self.gamma_ = self._kernel_params(X)
+        K = self._train_kernel(X)
+        Kc, row_mean, grand = centre_kernel(K)
+        del K
+        n = Kc.shape[0]
+        m = SPECTRAL_RANK if self.n_components == "auto" else int(self.n_components)
+        if m < 1:
+            raise ValueError(f"n_components must be >= 1, got {self.n_components!r}")
+        m = min(m, n)
+        mean_diag = max(float(np.mean(np.diag(Kc))), 1e-12)
+        vals, vecs = sla.eigh(Kc, subset_by_index=[n - m, n - 1], overwrite_a=True,
+                              check_finite=False)
+        keep = vals > 1e-10 * max(float(vals[-1]), 1e-300)
+        vals, vecs = vals[keep][::-1], vecs[:, keep][:, ::-1]
+        return dict(phi=np.ascontiguousarray(vecs * np.sqrt(vals)), vals=vals,
+                    centre=(row_mean, grand), mean_diag=mean_diag)
+
+    def _fit_spectral(self, factor: dict, y_l, labeled, C, eps):
+        phi, vals = factor["phi"], factor["vals"]
+        m = phi.shape[1]
+        # the kernel route's ridge (relative to the centred kernel's mean diagonal)
+        F = FeatureFactor(X=phi, mean=np.zeros(m), ridge=self.ridge * factor["mean_diag"])
+        res = ctsvm_lowrank(F, y_l, labeled, C, eps, rank=self.rank, max_rank=self.max_rank,
+                            tol=self._tol("spectral"), max_outer=min(self.max_iter, 200),
+                            offset=self.offset_, random_state=self.random_state,
+                            **_LOWRANK_RULES)
+        self._store_lowrank(res)
+        # f(x) = k_c(x)^T beta reproduces Phi w on the training rows:
+        # beta = U Lambda^{-1/2} w = Phi Lambda^{-1} w (the Nystroem extension on all rows)
+        self._beta = phi @ (res.u[:m] / vals)
+        self._centre = factor["centre"]
+        self.intercept_ = 0.0
+        if self.refine == "tsvm":
+            self._refine_features = phi
 
     def _nystroem_features(self, X) -> np.ndarray:
         """Nystroem features ``Phi`` with ``Phi Phi^T ~ K`` (Williams & Seeger, 2001).
@@ -720,7 +815,8 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
         """
         from sklearn.kernel_approximation import Nystroem
 
-        m = min(int(self.n_components), X.shape[0])
+        m = min(NYSTROEM_COMPONENTS if self.n_components == "auto" else int(self.n_components),
+                X.shape[0])
         if m < 1:
             raise ValueError(f"n_components must be >= 1, got {self.n_components!r}")
         self._nystroem = Nystroem(kernel=self.kernel, gamma=self.gamma_, degree=self.degree,
