@@ -243,3 +243,34 @@ def test_defaults_follow_the_measurement():
     defaults_fallback_logistic.md)."""
     assert [c().fallback for c in (TransductiveSVM, CCCPS3VM, LinearLapRLS,
                                    DeterministicAnnealingSVM, LinearLapSVM)] == ["cv"] * 5
+
+
+def test_da_guard_folds_fit_at_the_looser_tolerances(monkeypatch):
+    """DA's semi-supervised fold fits stop CGLS and the KL loop at ``GUARD_FOLD_TOL``; the
+    supervised folds and the final fit keep the estimator's own tolerances, and the guard's
+    folds equal hand-written DA fits at those tolerances."""
+    from semisup.linear import _core
+
+    X, y, _ = imbalanced()
+    seen = []
+    original = _core.DeterministicAnnealingSVM._fit_problems
+
+    def record(self, data, sample_weight, supervised):
+        seen.append((supervised, self.tol, self.kl_tol))
+        return original(self, data, sample_weight, supervised)
+
+    monkeypatch.setattr(_core.DeterministicAnnealingSVM, "_fit_problems", record)
+    est = DeterministicAnnealingSVM().fit(X, y)   # no random_state: the guard's seed is 0
+    loose = _core.GUARD_FOLD_TOL
+    folds = [s for s in seen[:-1] if not s[0]]
+    assert len(folds) == est.cv_scores_["n_folds"] == 3
+    assert all(tol == loose and kl == loose for _, tol, kl in folds)
+    assert all(tol == 1e-6 for sup, tol, _ in seen[:-1] if sup)
+    assert seen[-1][1:] == (1e-6, 1e-6)
+    monkeypatch.undo()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hand = [np.mean(DeterministicAnnealingSVM(fallback="none", tol=loose, kl_tol=loose)
+                        .fit(X, hide_rows(y, train)).predict(X[test]) == y[test])
+                for train, test in guard_folds(y, None)]
+    np.testing.assert_array_equal(est.cv_scores_["split_scores"][0], hand)
