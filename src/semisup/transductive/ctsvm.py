@@ -744,6 +744,16 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
         self.fit_results_ = dict(status=res.status, solve_time=res.solve_time, alpha=res.alpha,
                                  beta=res.beta, t=res.t, w_37=res.w_37, W=res.W)
 
+    def _solve_features(self, F: FeatureFactor, y_l, labeled, C, eps, solver: str):
+        """The low-rank route on an explicit feature factor (linear, Nystroem and spectral
+        features alike: the feature routes' rules, no kernel-route escapes); stores it."""
+        res = ctsvm_lowrank(F, y_l, labeled, C, eps, rank=self.rank, max_rank=self.max_rank,
+                            tol=self._tol(solver), max_outer=min(self.max_iter, 200),
+                            offset=self.offset_, random_state=self.random_state,
+                            **_LOWRANK_RULES)
+        self._store_lowrank(res)
+        return res
+
     def _fit_lowrank_linear(self, X, y_l, labeled, C, eps):
         mean = sparse_or_dense_mean(X)
         # ridge relative to the mean squared norm of the centred rows (the kernel's diagonal)
@@ -753,12 +763,8 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
             sq = np.einsum("ij,ij->i", X, X)
         diag_mean = max(float(sq.mean() - mean @ mean), 1e-12)
         ridge = self.ridge * diag_mean
-        F = FeatureFactor(X=X, mean=mean, ridge=ridge)
-        res = ctsvm_lowrank(F, y_l, labeled, C, eps, rank=self.rank, max_rank=self.max_rank,
-                            tol=self._tol("lowrank"), max_outer=min(self.max_iter, 200),
-                            offset=self.offset_, random_state=self.random_state,
-                            **_LOWRANK_RULES)
-        self._store_lowrank(res)
+        res = self._solve_features(FeatureFactor(X=X, mean=mean, ridge=ridge), y_l, labeled,
+                                   C, eps, "lowrank")
         self._linear_w = res.u[:X.shape[1]].copy()
         self._linear_mean = mean
         self.intercept_ = 0.0
@@ -792,11 +798,7 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
         m = phi.shape[1]
         # the kernel route's ridge (relative to the centred kernel's mean diagonal)
         F = FeatureFactor(X=phi, mean=np.zeros(m), ridge=self.ridge * factor["mean_diag"])
-        res = ctsvm_lowrank(F, y_l, labeled, C, eps, rank=self.rank, max_rank=self.max_rank,
-                            tol=self._tol("spectral"), max_outer=min(self.max_iter, 200),
-                            offset=self.offset_, random_state=self.random_state,
-                            **_LOWRANK_RULES)
-        self._store_lowrank(res)
+        res = self._solve_features(F, y_l, labeled, C, eps, "spectral")
         # f(x) = k_c(x)^T beta reproduces Phi w on the training rows:
         # beta = U Lambda^{-1/2} w = Phi Lambda^{-1} w (the Nystroem extension on all rows)
         self._beta = phi @ (res.u[:m] / vals)
