@@ -232,12 +232,13 @@ def test_candidates_are_validated():
 
 
 def test_candidates_by_size():
-    """LapRLS up to 4,000 rows, label spreading above (its CV is one block solve)."""
+    """LapRLS up to 4,000 rows; label spreading (its CV is one block solve) at every size,
+    before the transductive SVM."""
     from semisup.meta.auto import auto_candidates
 
     small = [c.name for c in auto_candidates(np.zeros((4000, 3)), 2, 20)]
     large = [c.name for c in auto_candidates(np.zeros((4001, 3)), 2, 20)]
-    assert small == ["LogisticRegression", "SVC", "LapRLS", "TransductiveSVM"]
+    assert small == ["LogisticRegression", "SVC", "LapRLS", "LabelSpreading", "TransductiveSVM"]
     assert large == ["LogisticRegression", "SVC", "LabelSpreading", "TransductiveSVM"]
 
 
