@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sklearn.datasets import make_moons
 from sklearn.linear_model import LogisticRegression
 
-from semisup import AutoClassifier, LapRLS
+from semisup import AutoClassifier, LabelSpreading, LapRLS
 from semisup.meta.auto import Candidate, choose, cv_plan, preferred, safe_choice
 
 
@@ -46,9 +46,69 @@ def test_cv_plan_partitions_the_labeled_rows_in_each_repetition(counts, seed):
             assert np.unique(y[train]).size == len(counts)
 
 
-def test_cv_plan_is_none_with_a_single_labeled_row_in_a_class():
+def test_cv_plan_is_none_unless_two_classes_have_two_labeled_rows():
     assert cv_plan(np.array([0, 0, 0, 1]), "auto", 0) is None
+    assert cv_plan(np.array([0, 1, 2, 3]), "auto", 0) is None
     assert cv_plan(np.array([0, 0, 1, 1]), 3, 0).n_fits == 2    # capped at the class size
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 6), min_size=3, max_size=6), st.integers(0, 1000),
+       st.sampled_from(["auto", 2, 3]))
+def test_cv_plan_holds_out_the_classes_with_two_rows_and_trains_on_every_class(
+        counts, seed, cv):
+    """Single-row classes train in every fold; the others are held out once a repetition."""
+    counts = sorted(counts, reverse=True)
+    y = np.repeat(np.arange(len(counts)), counts)
+    plan = cv_plan(y, cv, seed)
+    multi = [c for c, n in enumerate(counts) if n >= 2]
+    if len(multi) < 2:
+        assert plan is None
+        return
+    expected_held = np.flatnonzero(np.isin(y, multi))
+    np.testing.assert_array_equal(plan.held_out_rows(y.size), expected_held)
+    for folds in plan.repeats:
+        held = np.concatenate([te for _, te in folds])
+        np.testing.assert_array_equal(np.sort(held), expected_held)
+        for train, test in folds:
+            assert np.intersect1d(train, test).size == 0
+            assert np.unique(y[train]).size == len(counts)
+            np.testing.assert_array_equal(np.union1d(train, test), np.arange(y.size))
+
+
+def test_partial_cv_reproduces_a_hand_written_one_and_can_use_the_unlabeled_rows():
+    """Three blobs, one labeled row in the third class: the rows of the other two are
+    held out (the singleton trains every fold), as a hand-written CV does."""
+    from sklearn.datasets import make_blobs
+
+    X, y_true = make_blobs(300, centers=[[0, 0], [4, 0], [2, 4]], cluster_std=0.7,
+                           random_state=0)
+    y = np.full(300, -1)
+    for c, k in ((0, 3), (1, 3), (2, 1)):
+        y[np.flatnonzero(y_true == c)[:k]] = c
+    cands = [Candidate("LR", LogisticRegression(), False),
+             Candidate("LabelSpreading", LabelSpreading(alpha=0.99), True)]
+    auto = AutoClassifier(candidates=cands, cv=3, random_state=0).fit(X, y)
+    labeled = np.flatnonzero(y != -1)
+    plan = cv_plan(y[labeled], 3, 0)
+    held = plan.held_out_rows(labeled.size)
+    assert held.size == 6 and y[labeled[held]].max() == 1
+    hits = {"LR": 0, "LabelSpreading": 0}
+    for train, test in plan.repeats[0]:
+        lr = LogisticRegression().fit(X[labeled[train]], y[labeled[train]])
+        hits["LR"] += int(np.sum(lr.predict(X[labeled[test]]) == y[labeled[test]]))
+        y_fold = y.copy()
+        y_fold[labeled[test]] = -1
+        ls = LabelSpreading(alpha=0.99, fallback="none").fit(X, y_fold)
+        hits["LabelSpreading"] += int(np.sum(ls.transduction_[labeled[test]]
+                                             == y[labeled[test]]))
+    np.testing.assert_allclose(auto.cv_results_["mean_test_score"],
+                               [hits["LR"] / 6, hits["LabelSpreading"] / 6])
+    # the never-held-out row has no score
+    singleton = np.flatnonzero(y[labeled] == 2)
+    for scores in auto.cv_results_["row_margin_scores"]:
+        assert np.isnan(scores[singleton]).all() and not np.isnan(scores[held]).any()
+    assert "never held out" in auto.selection_
 
 
 def test_safe_choice_is_the_paired_one_standard_error_rule():
@@ -169,7 +229,7 @@ def test_keeps_the_supervised_model_when_the_clusters_cross_the_classes():
 def test_single_labeled_row_in_a_class_warns_and_keeps_the_supervised_model():
     X, y, _ = _moons(100, per_class=4)
     y[np.flatnonzero(y == 1)[1:]] = -1
-    with pytest.warns(UserWarning, match="single row"):
+    with pytest.warns(UserWarning, match="fewer than two classes have two labeled rows"):
         auto = AutoClassifier(random_state=0).fit(X, y)
     assert auto.best_candidate_ == auto.supervised_candidate_
 
@@ -254,3 +314,24 @@ def test_label_spreading_candidate_cross_validated_in_one_solve():
                           random_state=0).fit(X, y)
     assert auto.best_candidate_ == "LabelSpreading"
     assert np.mean(auto.transduction_[y == -1] == y_true[y == -1]) > 0.95
+
+
+def test_a_candidate_that_collapses_in_most_folds_is_not_chosen():
+    """Pure noise, 12 labels of one class and 4 of the other: always predicting the large
+    class wins the CV, but one class for every row is no model; logistic regression stays."""
+    from sklearn.dummy import DummyClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    y = np.full(200, -1)
+    y[:12], y[12:16] = 0, 1
+    auto = AutoClassifier(candidates=[LogisticRegression(), ("Dummy", DummyClassifier())],
+                          supervised_safety=0.0, random_state=0).fit(X, y)
+    r = auto.cv_results_
+    plan = cv_plan(y[:16], "auto", 0)
+    assert r["collapsed_folds"] == [0, plan.n_fits]
+    # by its scores alone the rule would take it
+    assert choose([np.asarray(s) for s in r["row_margin_scores"]], [False, False],
+                  0.5, 0.0)[0] == 1
+    assert auto.best_candidate_ == "LogisticRegression"
+    assert "one class for every row out of most folds: Dummy" in auto.selection_

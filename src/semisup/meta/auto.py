@@ -19,7 +19,13 @@ With a handful of labels, semi-supervised methods hurt as often as they help (Ol
    replaces the current pick only when it wins by the rule -- with a stricter bar,
    ``supervised_safety`` (1.5) standard errors, for the fallback itself: logistic
    regression stays the supervised pick unless the RBF SVM (or naive Bayes) beats it by
-   that much.
+   that much. A candidate that put every row out of its fold in one class in most folds
+   is not chosen at all (logistic regression, the fallback, excepted).
+
+A class with a single labeled row cannot be held out: its row trains every fold and the
+rows of the other classes are held out (:func:`cv_plan`), so ten labels over six or seven
+classes still get an estimate; with fewer than two classes of two labeled rows nothing can
+be estimated and logistic regression is kept, with a warning.
 
 The rule in 3 is a one-sided paired test: the same held-out rows score both models, so
 most of the noise of a tiny labeled set cancels in the difference. The score of a held-out
@@ -142,25 +148,37 @@ class CVPlan:
     """Repeated stratified folds over the labeled rows.
 
     ``repeats[r]`` is a list of ``(train, test)`` pairs of positions into the labeled
-    rows; the test parts of one repetition partition them, so every labeled row is held
-    out once per repetition.
+    rows; the test parts of one repetition partition the rows that are held out
+    (``held_out``: every labeled row, or those of the classes with two or more labeled
+    rows, see :func:`cv_plan`), so each of them is held out once per repetition.
     """
 
     repeats: list
+    held_out: np.ndarray | None = None
 
     @property
     def n_fits(self) -> int:
         return sum(len(r) for r in self.repeats)
 
+    def held_out_rows(self, n_labeled: int) -> np.ndarray:
+        """Positions (into the labeled rows) of the rows the folds hold out."""
+        return np.arange(n_labeled) if self.held_out is None else self.held_out
+
 
 def cv_plan(y_labeled: np.ndarray, cv="auto", random_state=None) -> CVPlan | None:
-    """Plan the folds over the labeled rows, or ``None`` when a class has one labeled row.
+    """Plan the folds over the labeled rows, or ``None`` when no fold can be held out.
 
     ``cv='auto'``: the automatic modes' folds (:func:`semisup.model_selection.auto_folds`:
     ``k = min(5, smallest class)`` stratified folds, repeated ``ceil(5 / k)`` times when
     ``k < 5``, so tiny labeled sets still get at least five fits per candidate); an int
-    gives that many folds once. With one labeled row in some class no fold can hold it out
-    and still train on that class: no estimate exists.
+    gives that many folds once.
+
+    A class with one labeled row cannot be held out and still be trained on: its row
+    stays in every fold's training part, and the folds hold out the rows of the classes
+    with two or more (``held_out``), the fold count set by the smallest of those. Ten
+    labels over six or seven classes leave three or four such classes; without this,
+    the unlabeled rows could not be used at all there (``benchmarks/results/
+    auto_partial_cv.md``). ``None`` when fewer than two classes have two labeled rows.
 
     Parameters
     ----------
@@ -181,18 +199,25 @@ def cv_plan(y_labeled: np.ndarray, cv="auto", random_state=None) -> CVPlan | Non
     from semisup.model_selection import AUTO_MAX_FOLDS, auto_folds
 
     y_labeled = np.asarray(y_labeled)
-    _, counts = np.unique(y_labeled, return_counts=True)
-    smallest = int(counts.min())
-    if smallest < 2:
+    classes, counts = np.unique(y_labeled, return_counts=True)
+    if int((counts >= 2).sum()) < 2:
         return None
+    held = None if counts.min() >= 2 else np.flatnonzero(np.isin(y_labeled,
+                                                                 classes[counts >= 2]))
+    rows = np.arange(y_labeled.size) if held is None else held
+    y_held = y_labeled[rows]
+    smallest = int(counts[counts >= 2].min())
     if isinstance(cv, str):
         k = min(AUTO_MAX_FOLDS, smallest)
-        folds = auto_folds(y_labeled, random_state)   # every row labeled: rows = positions
-        return CVPlan([folds[i:i + k] for i in range(0, len(folds), k)])
-    folds = StratifiedKFold(min(int(cv), smallest), shuffle=True,
-                            random_state=0 if random_state is None else random_state)
-    return CVPlan([[(np.asarray(tr), np.asarray(te))
-                    for tr, te in folds.split(np.zeros((y_labeled.size, 1)), y_labeled)]])
+        sub = auto_folds(y_held, random_state)   # every row labeled: rows = positions
+    else:
+        k = min(int(cv), smallest)
+        splitter = StratifiedKFold(k, shuffle=True,
+                                   random_state=0 if random_state is None else random_state)
+        sub = list(splitter.split(np.zeros((y_held.size, 1)), y_held))
+    # back to positions into all labeled rows; the single-row classes train in every fold
+    folds = [(np.setdiff1d(np.arange(y_labeled.size), rows[te]), rows[te]) for _, te in sub]
+    return CVPlan([folds[i:i + k] for i in range(0, len(folds), k)], held)
 
 
 def _labels(scores: np.ndarray) -> np.ndarray:
@@ -516,10 +541,13 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         ``semi_supervised``, ``mean_test_score`` (held-out accuracy),
         ``mean_margin_score`` (:func:`ramp_scores`), ``std_test_score``
         (over the repetitions' folds), ``gain_vs_supervised`` and ``gain_se`` (paired, per
-        row), ``mean_fit_time``, ``collapsed_folds``, ``status`` (``'ok'``,
+        row), ``mean_fit_time``, ``collapsed_folds`` (folds in which it put every held-out
+        and unlabeled row in one class; a candidate that does so in more than half of them
+        is not chosen, logistic regression excepted), ``status`` (``'ok'``,
         ``'failed: ...'`` or ``'skipped: time budget'``), and per labeled row (in row
         order) ``row_margin_scores`` and ``row_accuracy`` (``None`` for a setting that did
-        not run): the rule :func:`choose` replays from them.
+        not run; NaN for the rows of a class with a single labeled row, never held out):
+        the rule :func:`choose` replays from them.
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training rows (the given ones for labeled rows).
     n_features_in_ : int
@@ -605,14 +633,20 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         self.best_candidate_ = chosen["candidate_setting"]
         self.best_estimator_ = self._refit(chosen, X, y_enc, data.labeled)
         self._chosen_semi = chosen["semi_supervised"]
-        self._fit_sigmoid(chosen, y_enc[data.labeled])
+        y_held = y_enc[data.labeled] if plan is None else \
+            y_enc[data.labeled][plan.held_out_rows(data.labeled.size)]
+        self._fit_sigmoid(chosen, y_held)
         self.cv_results_ = {k: [r.get(k) for r in rows] for k in (
             "candidate", "candidate_setting", "params", "semi_supervised", "mean_test_score",
             "mean_margin_score", "std_test_score", "gain_vs_supervised", "gain_se", "mean_fit_time",
             "collapsed_folds", "status")}
-        # per labeled row (in row order), for anyone replaying or auditing the rule
-        self.cv_results_["row_margin_scores"] = [r.get("_margin") for r in rows]
-        self.cv_results_["row_accuracy"] = [r.get("_correct") for r in rows]
+        # per labeled row (in row order; NaN: never held out), for anyone replaying or
+        # auditing the rule
+        held = plan.held_out_rows(data.labeled.size) if plan is not None else None
+        self.cv_results_["row_margin_scores"] = [
+            _per_labeled_row(r.get("_margin"), held, data.labeled.size) for r in rows]
+        self.cv_results_["row_accuracy"] = [
+            _per_labeled_row(r.get("_correct"), held, data.labeled.size) for r in rows]
         transduction = np.empty(n, dtype=np.int64)
         transduction[data.labeled] = data.y_index
         if data.unlabeled.size:
@@ -631,10 +665,11 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         ``selection_`` and each row's paired gain."""
         if plan is None:
             first = next(r for r in rows if not r["semi_supervised"])
-            self.selection_ = ("a labeled class has a single row, so no fold can hold it out "
-                               "and nothing can be cross-validated: kept the first supervised "
-                               f"candidate ({first['candidate_setting']}); label a second "
-                               "row of every class to let the unlabeled rows be used")
+            self.selection_ = ("fewer than two classes have two labeled rows, so no fold can "
+                               "hold a row out and still train on its class, and nothing can "
+                               "be cross-validated: kept the first supervised candidate "
+                               f"({first['candidate_setting']}); label a second row of the "
+                               "classes to let the unlabeled rows be used")
             warnings.warn(f"AutoClassifier: {self.selection_}", UserWarning, stacklevel=4)
             return first, first
         sup = [r for r in rows if not r["semi_supervised"] and r["status"] == "ok"]
@@ -642,7 +677,17 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
             raise ValueError("every supervised candidate failed to fit: "
                              + "; ".join(r["status"] for r in rows if not r["semi_supervised"]))
         key = "_margin" if self.scoring == "margin" else "_correct"
-        ran = [r for r in rows if r["status"] == "ok"]
+        held = plan.held_out_rows(n_labeled)
+        # a model that puts every row out of its fold in one class, in most folds, is not
+        # chosen however it scores: on a few held-out rows of a large class it can look good
+        # (benchmarks/results/auto_partial_cv.md); the first supervised one stays, the fallback
+        first = sup[0]
+        ok = [r for r in rows if r["status"] == "ok"]
+        ran = [r for r in ok if r is first or 2 * r["collapsed_folds"] <= plan.n_fits]
+        dropped = "" if len(ran) == len(ok) else (
+            "; not chosen, one class for every row out of most folds: " + ", ".join(
+                r["candidate_setting"] for r in ok
+                if r is not first and 2 * r["collapsed_folds"] > plan.n_fits))
         i_sup, i_chosen = choose([r[key] for r in ran], [r["semi_supervised"] for r in ran],
                                  self.safety, self.supervised_safety)
         best_sup, chosen = ran[i_sup], ran[i_chosen]
@@ -652,7 +697,7 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         semi = [r for r in ran if r["semi_supervised"]]
         if not semi:
             self.selection_ = ("no semi-supervised candidate finished: kept the supervised "
-                               f"{best_sup['candidate_setting']}")
+                               f"{best_sup['candidate_setting']}" + dropped)
             return best_sup, best_sup
         best_semi = chosen if chosen["semi_supervised"] else \
             semi[preferred([r[key] for r in semi], self.safety)]
@@ -662,8 +707,12 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
             f"{100 * best_semi['mean_test_score']:.1f} %) vs supervised "
             f"{best_sup['candidate_setting']} ({100 * best_sup['mean_test_score']:.1f} %): "
             f"{self.scoring} score gain {best_semi['gain_vs_supervised']:+.3f} +- "
-            f"{best_semi['gain_se']:.3f} (paired over {n_labeled} labeled rows); rule: gain > "
+            f"{best_semi['gain_se']:.3f} (paired over {held.size} labeled rows); rule: gain > "
             f"{self.safety:g} standard errors -> {verdict}")
+        if held.size < n_labeled:
+            self.selection_ += (f"; {n_labeled - held.size} labeled rows of classes with a "
+                                "single one were never held out (they train every fold)")
+        self.selection_ += dropped
         return best_sup, chosen
 
     def _evaluate(self, candidates, X, y_enc, labeled, plan) -> list[dict]:
@@ -690,7 +739,8 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
                            "_estimator": cand.estimator}
                     rows.append(row)
                     if plan is None:
-                        row["status"] = "not cross-validated: a labeled class has one row"
+                        row["status"] = ("not cross-validated: fewer than two classes "
+                                         "have two labeled rows")
                         continue
                     elapsed = time.perf_counter() - start
                     if cand.semi_supervised and elapsed > self.time_budget:
@@ -734,11 +784,13 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
                         pred, dec = self._fit_fold(cand, params, views, X, y_enc, labeled,
                                                    train, rows_out)
                     times.append(time.perf_counter() - t0)
-                    row["collapsed_folds"] += any(issubclass(w.category, CollapseWarning)
-                                                  for w in caught)
+                    warned = any(issubclass(w.category, CollapseWarning) for w in caught)
                 else:
                     dec = shared[f][rows_out]
                     pred = _labels(dec)
+                    warned = False
+                # one class for every held-out and unlabeled row, from several (any model)
+                row["collapsed_folds"] += bool(warned or np.unique(pred).size == 1)
                 y_test = y_enc[labeled[test]]
                 hit = pred[:test.size] == y_test
                 correct[test] += hit
@@ -756,9 +808,10 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
                     row["status"] = "skipped: time budget"
                     bar.update(plan.n_fits - len(fold_scores))
                     return
-        row["_correct"] = correct / len(plan.repeats)
-        row["_margin"] = margin / len(plan.repeats)
-        row["_decisions"] = decisions
+        held = plan.held_out_rows(n_lab)       # scores of the rows the folds held out
+        row["_correct"] = correct[held] / len(plan.repeats)
+        row["_margin"] = margin[held] / len(plan.repeats)
+        row["_decisions"] = None if decisions is None else decisions[held]
         row["mean_test_score"] = float(row["_correct"].mean())
         row["mean_margin_score"] = float(row["_margin"].mean())
         row["std_test_score"] = float(np.std(fold_scores))
@@ -910,6 +963,15 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _per_labeled_row(scores, held, n_labeled: int):
+    """Scores of the held-out rows spread over all labeled rows (NaN for the others)."""
+    if scores is None or held is None or held.size == n_labeled:
+        return scores
+    out = np.full(n_labeled, np.nan)
+    out[held] = scores
+    return out
 
 
 def _shares_folds(est) -> bool:
