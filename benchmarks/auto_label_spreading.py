@@ -34,19 +34,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_defaults import IDA, SSLBOOK, UCI, load_set  # noqa: E402
+from bench_defaults import IDA, SSLBOOK, UCI, load_set, per_class_draw  # noqa: E402
 
 MULTI = ["digits", "segment", "satimage", "usps10", "coil", "dna"]
 PLAN = [("k2", MULTI, [1, 2, 3]), ("k5", MULTI, [1, 2]),
         ("n10", SSLBOOK, [2, 3]), ("n100", SSLBOOK, [2]),
         ("n10", UCI + IDA, [3, 4]), ("n100", UCI + IDA, [3, 4])]
 SPREADING = "LabelSpreading"
-
-
-def _per_class(y, k, seed):
-    rng = np.random.default_rng(seed)
-    return np.sort(np.concatenate([rng.choice(np.flatnonzero(y == c), k, replace=False)
-                                   for c in np.unique(y)]))
 
 
 def _load(name):
@@ -71,7 +65,7 @@ def collect(out: Path) -> None:
             d, X, y = _load(name)
             for seed in seeds:
                 if mode[0] == "k":
-                    lab = _per_class(y, int(mode[1:]), seed)
+                    lab = per_class_draw(y, int(mode[1:]), seed)
                     yy = np.full(y.size, -1)
                     yy[lab] = y[lab]
                 else:

@@ -14,7 +14,13 @@ logistic regression, as before).  Run::
     python benchmarks/auto_partial_cv.py segment:10:3,4,5 satimage:10:3,4,5 coil:10:2,3,4,5 \\
         digits:15:1,2,3 usps10:15:3,4,5 dna:5:3,4,5 ionosphere:3:3,4,5
 
-One JSON line per labeling; ``benchmarks/results/auto_partial_cv.md``.
+One JSON line per labeling; ``benchmarks/results/auto_partial_cv.md``.  A labels field
+``k2`` draws two labeled rows per class (seeded by the draw number), as
+``benchmarks/auto_label_spreading.py`` does; the confirmation run of that file's decisions
+on draws it did not use::
+
+    python benchmarks/auto_partial_cv.py digits:k2:4,5 segment:k2:4,5 satimage:k2:4,5 \\
+        usps10:k2:4,5 coil:k2:4,5 dna:k2:4,5
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_defaults import load_set, stratified_draw  # noqa: E402
+from bench_defaults import load_set, per_class_draw, stratified_draw  # noqa: E402
 
 
 def _load(name):
@@ -51,7 +57,12 @@ def run(spec: str) -> None:
     name, n_labeled, draws = spec.split(":")
     d, X, y = _load(name)
     for seed in map(int, draws.split(",")):
-        if d is not None and int(n_labeled) in d.official:
+        if n_labeled.startswith("k"):      # k2: two labeled rows per class
+            lab = per_class_draw(y, int(n_labeled[1:]), seed)
+            unl = np.setdiff1d(np.arange(y.size), lab)
+            yy = np.full(y.size, -1)
+            yy[lab] = y[lab]
+        elif d is not None and int(n_labeled) in d.official:
             lab, unl, yy = d.official_split(int(n_labeled), seed)
         else:
             lab = stratified_draw(y, int(n_labeled), seed)

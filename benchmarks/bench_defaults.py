@@ -228,6 +228,14 @@ def stratified_draw(y: np.ndarray, n_labeled: int, seed: int) -> np.ndarray:
     return np.sort(np.concatenate(picked))
 
 
+def per_class_draw(y: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """Sorted indices of ``k`` rows of every class (the development labelings with a fixed
+    number of labels per class, ``auto_label_spreading.py`` / ``auto_partial_cv.py``)."""
+    rng = np.random.default_rng(seed)
+    return np.sort(np.concatenate([rng.choice(np.flatnonzero(y == c), k, replace=False)
+                                   for c in np.unique(y)]))
+
+
 def _codes(y) -> np.ndarray:
     return np.unique(np.asarray(y).ravel(), return_inverse=True)[1].astype(np.int64)
 

@@ -49,7 +49,7 @@ def test_the_semi_supervised_bar_is_still_safety_against_the_fallback():
 
 
 def test_estimator_default_and_validation():
-    assert AutoClassifier().get_params()["supervised_safety"] == 1.5
+    assert AutoClassifier().get_params()["supervised_safety"] == "auto"
     X, y_true = make_moons(60, noise=0.1, random_state=0)
     y = np.full(60, -1)
     y[:10] = y_true[:10]
@@ -99,3 +99,22 @@ def test_a_candidate_that_tunes_its_own_weight_is_cross_validated_by_real_fold_f
         pred = LapRLS(gamma_I="auto").fit(X, y_fold).transduction_[labeled[test]]
         hits += int(np.sum(pred == y[labeled[test]]))
     assert auto.cv_results_["mean_test_score"][1] == pytest.approx(hits / labeled.size)
+
+
+def test_auto_bar_keeps_logistic_regression_beyond_two_classes():
+    """Three rings: the RBF SVM wins the CV by far, and is the fallback at a bar of 1.5
+    standard errors, but 'auto' keeps logistic regression with more than two classes."""
+    rng = np.random.default_rng(0)
+    radius = np.repeat([1.0, 2.0, 3.0], 100)
+    angle = rng.uniform(0, 2 * np.pi, 300)
+    X = np.column_stack([radius * np.cos(angle), radius * np.sin(angle)])
+    X += rng.normal(scale=0.1, size=X.shape)
+    y_true = np.repeat([0, 1, 2], 100)
+    y = np.full(300, -1)
+    for c in range(3):
+        y[rng.choice(np.flatnonzero(y_true == c), 6, replace=False)] = c
+    cands = [LogisticRegression(), SVC()]
+    bar = AutoClassifier(candidates=cands, supervised_safety=1.5, random_state=0).fit(X, y)
+    assert bar.supervised_candidate_ == "SVC"
+    auto = AutoClassifier(candidates=cands, random_state=0).fit(X, y)
+    assert auto.supervised_candidate_ == "LogisticRegression"
