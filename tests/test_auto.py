@@ -335,3 +335,17 @@ def test_a_candidate_that_collapses_in_most_folds_is_not_chosen():
                   0.5, 0.0)[0] == 1
     assert auto.best_candidate_ == "LogisticRegression"
     assert "one class for every row out of most folds: Dummy" in auto.selection_
+
+
+def test_decision_function_of_a_chosen_label_spreading_follows_predict():
+    """Label spreading has no decision function: its class probabilities stand in."""
+    X, y_true = make_moons(300, noise=0.05, random_state=0)
+    y = np.full(300, -1)
+    for c in (0, 1):
+        y[np.flatnonzero(y_true == c)[:6]] = c
+    auto = AutoClassifier(candidates=[LogisticRegression(), LabelSpreading()],
+                          random_state=0).fit(X, y)
+    assert auto.best_candidate_ == "LabelSpreading"
+    dec = auto.decision_function(X)
+    assert dec.shape == (300,)
+    np.testing.assert_array_equal(auto.classes_[(dec > 0).astype(int)], auto.predict(X))

@@ -923,7 +923,9 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         """The chosen model's decision values (columns in the order of ``classes_``).
 
         For naive Bayes, which has no decision function, its log-odds (log-posteriors for
-        more than two classes): the margins its cross-validation was scored by.
+        more than two classes): the margins its cross-validation was scored by. For label
+        spreading and propagation, their class probabilities (``P1 - P0`` for two classes),
+        whose arg max is ``predict``.
 
         Parameters
         ----------
@@ -937,10 +939,10 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         """
         check_is_fitted(self, "best_estimator_")
         X = check_X(X, estimator=self, reset=False)
-        dec = decision_values(self.best_estimator_, X)
+        dec = decision_values(self.best_estimator_, X, proba=True)
         if dec is None:
             raise AttributeError(f"the chosen model ({self.best_candidate_}) has no "
-                                 "decision_function; use predict_proba")
+                                 "decision_function nor predict_proba")
         return dec
 
     def predict_proba(self, X) -> np.ndarray:
