@@ -401,6 +401,30 @@ def test_sparse_solves_run_with_one_blas_thread():
     assert blas_threads() == before  # restored on exit
 
 
+def test_dense_solves_use_one_blas_thread_when_narrow_or_busy(monkeypatch):
+    """Dense designs of at most DENSE_ONE_THREAD_MAX_FEATURES features solve with one BLAS
+    thread (a team costs more than it saves there, and far more on a busy machine); wider
+    ones keep the team unless another thread is runnable when the fit starts."""
+    from threadpoolctl import threadpool_info
+
+    from semisup.linear import _core
+
+    def blas_threads():
+        return {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+
+    before = blas_threads()
+    narrow = Design(np.ones((400, _core.DENSE_ONE_THREAD_MAX_FEATURES)))
+    wide = Design(np.ones((4, _core.DENSE_ONE_THREAD_MAX_FEATURES + 1)))
+    for busy in (False, True):
+        monkeypatch.setattr(_core, "machine_busy", lambda busy=busy: busy)
+        with _core.solver_threads(narrow):
+            assert blas_threads() <= {1}
+        assert blas_threads() == before
+        with _core.solver_threads(wide):
+            assert blas_threads() == ({1} if busy else before)
+        assert blas_threads() == before
+
+
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10_000), lam=st.floats(1e-3, 10.0),
        precondition=st.sampled_from(["jacobi", "sketch", False]))

@@ -48,7 +48,7 @@ from semisup.linear._defaults import default_lam
 from semisup.losses import HingeTerms, split_sample_weight
 from semisup.regularizers import GraphRidge, Ridge
 from semisup.safety import check_fallback, guard
-from semisup.solvers._kernels import sparse_solver_threads
+from semisup.solvers._kernels import machine_busy, sparse_solver_threads
 from semisup.solvers.cgls import cgls
 from semisup.solvers.design import Design
 from semisup.solvers.mfn import MFNResult, l2svm_mfn
@@ -95,18 +95,42 @@ def class_fractions(value, classes: np.ndarray) -> np.ndarray | None:
     return r[1:] if r.size == 2 else r
 
 
+#: dense designs of at most this many features solve with one BLAS thread
+#: (:func:`solver_threads`; ``benchmarks/results/bench_dense_blas_threads.md``)
+DENSE_ONE_THREAD_MAX_FEATURES = 512
+
+
 def solver_threads(design: Design):
-    """BLAS limited to one thread on sparse data, for the solve on ``design``.
+    """BLAS limited to one thread for the solve on ``design``: sparse, or dense and narrow.
 
     On sparse data BLAS only sees vectors, yet OpenBLAS threads them and its threads
     spin-wait afterwards: without this limit (the compiled kernels' sizes only, before) TSVM
     on the SSL-book text set took 46 s end to end from the command line against 0.6 s for
     the estimator's fit, on a busy machine (benchmarks/results/bench_cli_speed.md).
+
+    On dense data of at most :data:`DENSE_ONE_THREAD_MAX_FEATURES` features each BLAS call
+    (``X @ w``, the preconditioner's ``d x d`` Gram product and Cholesky factor) is too
+    small for a thread team to pay for itself. One thread against the team, best of 2
+    (``benchmarks/results/bench_dense_blas_threads.md``): below 40 features within noise
+    (fits of 20-600 ms); from 180 to 256 features (dna, digit1, ten-class USPS) DA took
+    0.31-0.63x the team's wall time idle and 0.07-0.49x with twice as many competing
+    processes as cores, TSVM 0.80-1.02x idle and 0.28-1.09x busy. At 784 features (MNIST,
+    5,000 rows) one thread took 1.21-1.67x idle but 0.41-0.56x busy, so wider dense data
+    keeps the team only while no other process's thread is runnable as the fit starts
+    (:func:`~semisup.solvers._kernels.machine_busy`; there the default took 1.04-1.17x the
+    team's time idle and 0.40-0.59x busy).
     """
     if not design.sparse:
-        import contextlib
+        if design.n_features > DENSE_ONE_THREAD_MAX_FEATURES and not machine_busy():
+            import contextlib
 
-        return contextlib.nullcontext()
+            return contextlib.nullcontext()
+        if design.n_rows * design.n_features >= 100_000:
+            # scipy's own OpenBLAS (the preconditioner's Cholesky), loaded before the limit
+            # so that the limit reaches it (below); tiny problems keep their fast start
+            import scipy.linalg  # noqa: F401
+
+        return sparse_solver_threads(True)
     if design._compiled:
         # scipy.linalg loads scipy's own OpenBLAS, which the solvers use on large data (the
         # preconditioner's Cholesky factors).  The limit only reaches the BLAS libraries

@@ -468,6 +468,38 @@ def _runnable_others() -> float:
         return 0.0
 
 
+def _own_runnable() -> int:
+    """Threads of this process that are runnable now (``/proc/self/task/*/stat``)."""
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return 1
+    count = 0
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as fh:
+                # the state follows the parenthesised command name
+                count += fh.read().rsplit(")", 1)[1].split()[0] == "R"
+        except (OSError, IndexError):
+            continue
+    return max(count, 1)
+
+
+def machine_busy() -> bool:
+    """Whether another process's thread is runnable right now (False where unknown).
+
+    The runnable threads of ``/proc/loadavg`` minus this process's own (an OpenBLAS team
+    still spinning after the previous call is ours, not a competitor): a few small reads,
+    cheap enough to ask at the start of every fit.
+    """
+    try:
+        with open("/proc/loadavg") as fh:
+            runnable = float(fh.read().split()[3].split("/")[0])
+    except (OSError, IndexError, ValueError):
+        return False
+    return runnable - _own_runnable() >= 1.0
+
+
 def parallel_threads() -> int:
     """Threads the parallel kernels should use now; 1 means the serial kernels.
 
