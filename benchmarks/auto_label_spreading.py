@@ -34,23 +34,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_defaults import IDA, SSLBOOK, UCI, load_set, per_class_draw  # noqa: E402
+from bench_defaults import IDA, SSLBOOK, UCI, load_any, per_class_draw  # noqa: E402
 
 MULTI = ["digits", "segment", "satimage", "usps10", "coil", "dna"]
 PLAN = [("k2", MULTI, [1, 2, 3]), ("k5", MULTI, [1, 2]),
         ("n10", SSLBOOK, [2, 3]), ("n100", SSLBOOK, [2]),
         ("n10", UCI + IDA, [3, 4]), ("n100", UCI + IDA, [3, 4])]
 SPREADING = "LabelSpreading"
-
-
-def _load(name):
-    if name == "digits":
-        from sklearn.datasets import load_digits
-
-        X, y = load_digits(return_X_y=True)
-        return None, X.astype(float), y
-    d = load_set(name)
-    return d, d.X, d.y
 
 
 def collect(out: Path) -> None:
@@ -62,7 +52,7 @@ def collect(out: Path) -> None:
     warnings.simplefilter("ignore")
     for mode, names, seeds in PLAN:
         for name in names:
-            d, X, y = _load(name)
+            d, X, y = load_any(name)
             for seed in seeds:
                 if mode[0] == "k":
                     lab = per_class_draw(y, int(mode[1:]), seed)

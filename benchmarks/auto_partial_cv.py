@@ -34,17 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_defaults import load_set, per_class_draw, stratified_draw  # noqa: E402
-
-
-def _load(name):
-    if name == "digits":
-        from sklearn.datasets import load_digits
-
-        X, y = load_digits(return_X_y=True)
-        return None, X.astype(float), y
-    d = load_set(name)
-    return d, d.X, d.y
+from bench_defaults import load_any, per_class_draw, stratified_draw  # noqa: E402
 
 
 def run(spec: str) -> None:
@@ -55,7 +45,7 @@ def run(spec: str) -> None:
     from semisup import AutoClassifier, LabelSpreading
 
     name, n_labeled, draws = spec.split(":")
-    d, X, y = _load(name)
+    d, X, y = load_any(name)
     for seed in map(int, draws.split(",")):
         if n_labeled.startswith("k"):      # k2: two labeled rows per class
             lab = per_class_draw(y, int(n_labeled[1:]), seed)

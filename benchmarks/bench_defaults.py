@@ -328,6 +328,18 @@ def _load_extra(name: str) -> tuple[object, np.ndarray]:
     raise ValueError(f"unknown extra set {name!r}")
 
 
+def load_any(name: str) -> tuple[DataSet | None, object, np.ndarray]:
+    """``(DataSet or None, X, y)``: a benchmark set, or ``"digits"`` (scikit-learn's ten
+    digits, no DataSet), for the development scripts of the automatic classifier."""
+    if name == "digits":
+        from sklearn.datasets import load_digits
+
+        X, y = load_digits(return_X_y=True)
+        return None, X.astype(float), y
+    d = load_set(name)
+    return d, d.X, d.y
+
+
 def load_set(name: str) -> DataSet:
     """One benchmark set by name (see :data:`GROUPS`)."""
     if name in SSLBOOK:

@@ -303,7 +303,8 @@ def test_candidates_by_size():
 
 
 def test_label_spreading_candidate_cross_validated_in_one_solve():
-    """The automatic classifier uses LabelSpreading's one-solve CV and can pick it."""
+    """The automatic classifier uses LabelSpreading's one-solve CV, can pick it, and then
+    answers decision_function from its class probabilities."""
     from semisup import LabelSpreading
 
     X, y_true = make_moons(300, noise=0.05, random_state=0)
@@ -314,6 +315,10 @@ def test_label_spreading_candidate_cross_validated_in_one_solve():
                           random_state=0).fit(X, y)
     assert auto.best_candidate_ == "LabelSpreading"
     assert np.mean(auto.transduction_[y == -1] == y_true[y == -1]) > 0.95
+    # label spreading has no decision function: its class probabilities stand in
+    dec = auto.decision_function(X)
+    assert dec.shape == (300,)
+    np.testing.assert_array_equal(auto.classes_[(dec > 0).astype(int)], auto.predict(X))
 
 
 def test_a_candidate_that_collapses_in_most_folds_is_not_chosen():
@@ -336,16 +341,3 @@ def test_a_candidate_that_collapses_in_most_folds_is_not_chosen():
     assert auto.best_candidate_ == "LogisticRegression"
     assert "one class for every row out of most folds: Dummy" in auto.selection_
 
-
-def test_decision_function_of_a_chosen_label_spreading_follows_predict():
-    """Label spreading has no decision function: its class probabilities stand in."""
-    X, y_true = make_moons(300, noise=0.05, random_state=0)
-    y = np.full(300, -1)
-    for c in (0, 1):
-        y[np.flatnonzero(y_true == c)[:6]] = c
-    auto = AutoClassifier(candidates=[LogisticRegression(), LabelSpreading()],
-                          random_state=0).fit(X, y)
-    assert auto.best_candidate_ == "LabelSpreading"
-    dec = auto.decision_function(X)
-    assert dec.shape == (300,)
-    np.testing.assert_array_equal(auto.classes_[(dec > 0).astype(int)], auto.predict(X))

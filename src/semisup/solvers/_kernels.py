@@ -459,13 +459,19 @@ def _own_seconds() -> float:
     return t.user + t.system
 
 
-def _runnable_others() -> float:
-    """Other runnable threads right now (``/proc/loadavg``), for the very first decision."""
+def _runnable() -> float | None:
+    """Runnable threads on the machine right now (``/proc/loadavg``), ``None`` if unknown."""
     try:
         with open("/proc/loadavg") as fh:
-            return max(0.0, float(fh.read().split()[3].split("/")[0]) - 1.0)
+            return float(fh.read().split()[3].split("/")[0])
     except (OSError, IndexError, ValueError):
-        return 0.0
+        return None
+
+
+def _runnable_others() -> float:
+    """Other runnable threads right now (``/proc/loadavg``), for the very first decision."""
+    runnable = _runnable()
+    return 0.0 if runnable is None else max(0.0, runnable - 1.0)
 
 
 def _own_runnable() -> int:
@@ -492,12 +498,8 @@ def machine_busy() -> bool:
     still spinning after the previous call is ours, not a competitor): a few small reads,
     cheap enough to ask at the start of every fit.
     """
-    try:
-        with open("/proc/loadavg") as fh:
-            runnable = float(fh.read().split()[3].split("/")[0])
-    except (OSError, IndexError, ValueError):
-        return False
-    return runnable - _own_runnable() >= 1.0
+    runnable = _runnable()
+    return runnable is not None and runnable - _own_runnable() >= 1.0
 
 
 def parallel_threads() -> int:
