@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.exceptions import ConvergenceWarning
 
 cp = pytest.importorskip("cvxpy")
 
@@ -72,11 +73,13 @@ def test_ctsvm_hard_margin_lower_bounds_enumerated_tsvm():
     assert est.objective_ >= 0.1 * best
 
 
-def test_rtsvm_lower_bounds_enumerated_labelings():
+@pytest.mark.parametrize("solver", ["clarabel", "lowrank"])
+def test_rtsvm_lower_bounds_enumerated_labelings(solver):
     """n = 10: RTSVM optimum (eq. 3.2) <= the bias-free SVM value of every balanced labeling."""
     X, y, yt = blobs(n=10, l_per_class=2, sep=1.5, seed=1)
     C, gamma, bal = 1.0, 0.5, 0.4
-    est = SDPRelaxedTSVM(C=C, gamma=gamma, balance=bal, solver="clarabel", tol=1e-8).fit(X, y)
+    est = SDPRelaxedTSVM(C=C, gamma=gamma, balance=bal, solver=solver, tol=1e-8
+                         if solver == "clarabel" else 1e-5).fit(X, y)
     K = kernel_matrix(X, kernel="rbf", gamma=gamma)
     lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
     best = np.inf
@@ -90,8 +93,54 @@ def test_rtsvm_lower_bounds_enumerated_labelings():
         beta = box_qp(Q, 2 * np.ones(10), C)
         best = min(best, 2 * beta.sum() - beta @ (K * np.outer(lbl, lbl)) @ beta)
     assert est.objective_ <= best + 1e-3 * abs(best)
+    assert est.dual_objective_ <= est.objective_ + 1e-9
     assert est.transduction_.shape == (10,)
-    np.testing.assert_allclose(np.diag(est.label_matrix_), 1.0, atol=1e-3)
+    if solver == "clarabel":
+        np.testing.assert_allclose(np.diag(est.label_matrix_), 1.0, atol=1e-3)
+    else:
+        assert est.label_matrix_ is None
+        np.testing.assert_allclose(np.linalg.norm(est.label_factor_, axis=1), 1.0)
+
+
+@pytest.mark.parametrize("seed, kernel, balance, C", [
+    (0, "rbf", 0.1, 1.0), (1, "rbf", 0.6, 3.0), (2, "rbf", None, 1.0),
+    (0, "linear", 0.1, 1.0), (1, "linear", 0.6, 3.0), (3, "linear", None, 1.0)])
+def test_rtsvm_lowrank_reaches_the_conic_optimum(seed, kernel, balance, C):
+    """The factored route (M = R R^T) against Clarabel on eq. 3.2 itself, 24 rows with an
+    imbalanced truth: the same optimum, a dual bound that never exceeds it, unit rows, the
+    labeled rows one direction signed by their labels, and the balance kept."""
+    from semisup.solvers.lowrank_rtsvm import rtsvm_lowrank
+    from semisup.solvers.lowrank_sdp import FeatureFactor
+    from semisup.transductive._sdp import rtsvm_sdp
+
+    rng = np.random.default_rng(seed)
+    n = 24
+    yt = (rng.random(n) < 0.3).astype(int)
+    X = rng.normal(size=(n, 3))
+    X[:, 0] += np.where(yt == 1, 1.0, -1.0)
+    lab = np.r_[np.flatnonzero(yt == 0)[:3], np.flatnonzero(yt == 1)[:1]]
+    y_l = np.where(yt[lab] == 1, 1.0, -1.0)
+    K = kernel_matrix(X, kernel=kernel, gamma=0.3)
+    exact = rtsvm_sdp(K, lab, y_l, C, balance, solver="clarabel", tol=1e-9).objective
+    F = (FeatureFactor(dense=np.linalg.cholesky(K + 1e-10 * np.eye(n)), lower=True)
+         if kernel == "rbf" else FeatureFactor(X=X, mean=np.zeros(3)))
+    res = rtsvm_lowrank(F, lab, y_l, C, balance, tol=1e-5, random_state=seed)
+    assert res.converged and res.gap <= 1e-5
+    np.testing.assert_allclose(res.objective, exact, rtol=1e-4)
+    duals = [h["dual"] for h in res.history if np.isfinite(h["dual"])]
+    assert duals and max(duals) <= exact * (1 + 1e-4)
+    np.testing.assert_allclose(np.linalg.norm(res.R, axis=1), 1.0)
+    np.testing.assert_allclose(res.R[lab], y_l[:, None] * res.R[lab[0]] * y_l[0], atol=1e-12)
+    if balance is not None:
+        assert res.balance <= balance + 1e-4
+
+
+def test_rtsvm_lowrank_warns_when_stopped_early():
+    X, y, _ = blobs(n=30, seed=4)
+    with pytest.warns(ConvergenceWarning, match="raise max_iter"):
+        est = SDPRelaxedTSVM(max_iter=1).fit(X, y)
+    assert est.status_ == "max_iter"
+    assert est.dual_objective_ <= est.objective_
 
 
 # ---------------------------------------------------------------- constraints and routes
@@ -296,8 +345,8 @@ def test_bad_input_errors(monkeypatch):
         ConvexTSVM(fallback="none", kernel="precomputed").fit(K, y)
     with pytest.raises(ValueError, match="lowrank"):
         ConvexTSVM(fallback="none", solver="scs", max_exact=10).fit(X, y)
-    with pytest.raises(ValueError, match="ConvexTSVM"):
-        SDPRelaxedTSVM(max_n=10).fit(X, y)
+    with pytest.raises(ValueError, match="lowrank"):
+        SDPRelaxedTSVM(solver="clarabel", max_n=10).fit(X, y)
     with pytest.raises(ValueError, match="C_l"):
         ConvexTSVM(fallback="none", C_l=-1).fit(X, y)
     # a third class is solved one-vs-rest (tests/test_multiclass_ovr.py), not refused

@@ -1,0 +1,315 @@
+r"""Low-rank (Burer-Monteiro) solver for the RTSVM relaxation, eq. 3.2 of the thesis.
+
+Eq. 3.2 minimises, over label matrices ``M`` in
+
+.. math::
+
+    \mathcal{E} = \{M \succeq 0,\ \mathrm{diag}(M) = 1,\ M_{LL} = y_l y_l^\top,\
+    e^\top M e \le (b n)^2\},
+
+the value ``omega(M o K) = max_{0 <= a <= C} 2 a^T e - a^T (M o K) a`` (its LMI in
+``nu, delta`` is this value's conic form; Lanckriet et al. 2004).  With ``K = F F^T`` and
+``M = R R^T`` (unit rows ``r_i``; the labeled rows ``r_i = y_i e_1``, which is what
+``M_LL = y_l y_l^T`` allows up to a rotation), ``M o K`` is the Gram matrix of
+``z_i = f_i (x) r_i``, and ``omega`` is twice the primal of a bias-free hinge SVM:
+
+.. math::
+
+    t^* = \min_{W, R}\ \|W\|_F^2 + 2C \sum_i \max(0,\ 1 - f_i^\top W r_i),
+    \qquad W \in \mathbb{R}^{p \times r}.
+
+No ``n x n`` cone and no ``n^2`` variables: the unknowns are ``W`` and the unlabeled rows of
+``R``.  The hinge terms go through an augmented Lagrangian (their Moreau envelopes, whose
+multipliers ``2 alpha_i`` stay in ``[0, 2C]``: ``alpha`` is the SVM dual), the balance
+``||R^T e||^2 <= (b n)^2`` through a second one, and each inner problem is smooth and solved
+by L-BFGS over ``W`` and unnormalised rows ``v_i`` (``r_i = v_i / ||v_i||``).
+
+Certificate.  By weak duality,
+``t* >= 2 alpha^T e - h(alpha)`` with ``h(alpha) = max_{M in E} <M, A>``,
+``A = D_alpha K D_alpha``; and ``h(alpha) <= sum_U z_i + <Y, y_l y_l^T> + rho (b n)^2`` for any
+``z, Y, rho >= 0`` with ``S = Diag(z) (+) Y + rho e e^T - A >= 0``.  The multipliers at the
+low-rank point give ``z_i = ((A - rho e e^T) R)_i . r_i`` and ``Y`` the labeled block that
+annihilates ``R``'s first column; ``S`` is then shifted by its smallest eigenvalue (Lanczos on
+the operator, never formed) so the bound is valid at every round.  When it is negative, its
+eigenvector becomes a new column of ``R`` (rank escape; a rank-deficient local minimum is
+global: Journee, Bach, Absil & Sepulchre 2010).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
+
+from semisup.solvers.lowrank_sdp import FeatureFactor, _huber, lbfgs
+
+logger = logging.getLogger("semisup.solvers.lowrank_rtsvm")
+
+#: Augmented Lagrangian penalty of the hinge terms: start, growth per round, cap.
+SIGMA = (1.0, 1.5, 10.0)
+
+
+@dataclass
+class RTSVMLowRankResult:
+    """Solution of eq. 3.2 by the low-rank route.
+
+    Attributes
+    ----------
+    R : ndarray of shape (n, r)
+        Unit rows; the label matrix is ``M = R R^T``.
+    W : ndarray of shape (p, r)
+        Weights of the SVM on the features ``f_i (x) r_i``.
+    alpha : ndarray of shape (n,)
+        SVM dual variables in ``[0, C]`` (the hinge multipliers halved).
+    objective : float
+        ``||W||^2 + 2C sum hinge``: eq. 3.2's ``t`` at ``M = R R^T``.
+    dual_objective : float
+        Certified lower bound on the optimum (module notes).
+    balance : float
+        ``||R^T e|| / n`` (``<= b`` when the balance holds).
+    min_eig : float
+        Smallest eigenvalue of the dual slack ``S`` before the shift.
+    n_outer, n_evals : int
+    converged : bool
+        Relative gap within ``tol`` and the balance within ``tol``.
+    history : list of dict
+    """
+
+    R: np.ndarray
+    W: np.ndarray
+    alpha: np.ndarray
+    objective: float
+    dual_objective: float
+    balance: float
+    min_eig: float
+    n_outer: int
+    n_evals: int
+    converged: bool
+    history: list = field(default_factory=list)
+
+    @property
+    def gap(self) -> float:
+        """Relative primal-dual gap."""
+        return (self.objective - self.dual_objective) / max(1.0, abs(self.objective))
+
+    @property
+    def rank(self) -> int:
+        """Numerical rank of ``R`` (columns of ``M = R R^T`` that matter)."""
+        s = np.linalg.svd(self.R, compute_uv=False)
+        return int(np.count_nonzero(s > 1e-3 * s[0]))
+
+
+class _Problem:
+    """Augmented Lagrangian of the factored eq. 3.2 for fixed multipliers (module notes).
+
+    The unknown rows are ``(u + 1)``: row 0 is the labeled rows' common direction (``r_i =
+    y_i r_0`` for ``i`` in ``L``), the others the unlabeled rows.  In these reduced
+    coordinates ``M = P Mr P^T`` (``P`` maps row 0 to ``y_l`` on ``L``) and the only
+    constraints left are a unit diagonal and the balance, so Slater's condition holds and
+    the certificate's dual is attained (with the ``L`` block fixed it is not).
+    """
+
+    def __init__(self, F: FeatureFactor, labeled, y_l, C: float, balance):
+        n = F.n
+        self.F, self.n, self.p = F, n, F.p
+        self.labeled = np.asarray(labeled)
+        is_l = np.zeros(n, dtype=bool)
+        is_l[self.labeled] = True
+        self.unl = np.flatnonzero(~is_l)
+        self.y_l = np.asarray(y_l, dtype=np.float64)
+        self.C2 = np.full(n, 2.0 * C)
+        self.C = C
+        self.balance = balance
+        self.e_red = np.r_[self.y_l.sum(), np.ones(self.unl.size)]      # P^T e
+        self.evals = 0
+
+    def unpack(self, x, r):
+        p = self.p
+        return x[:p * r].reshape(p, r), x[p * r:].reshape(self.unl.size + 1, r)
+
+    def expand(self, Vr):
+        """``P Vr``: rows of all ``n`` points from the reduced rows."""
+        out = np.empty((self.n, Vr.shape[1]))
+        out[self.labeled] = self.y_l[:, None] * Vr[0][None, :]
+        out[self.unl] = Vr[1:]
+        return out
+
+    def reduce(self, G):
+        """``P^T G``."""
+        return np.vstack([self.y_l @ G[self.labeled], G[self.unl]])
+
+    def rows(self, V):
+        norms = np.sqrt(np.einsum("ij,ij->i", V, V))
+        Rr = V / norms[:, None]
+        return self.expand(Rr), Rr, norms
+
+    def balance_violation(self, Rr) -> float:
+        """``||R^T e||^2 / n^2 - b^2`` (``<= 0``: the balance holds)."""
+        s = self.e_red @ Rr
+        return float(s @ s) / self.n ** 2 - self.balance ** 2
+
+    def value_grad(self, x, r, gam, sigma, mu, sig_b):
+        self.evals += 1
+        W, V = self.unpack(x, r)
+        R, Rr, norms = self.rows(V)
+        FW = self.F.matvec(W)
+        m = np.einsum("ij,ij->i", FW, R)
+        val, slope = _huber(1.0 - m, gam, self.C2, sigma)
+        val += float(np.einsum("ij,ij->", W, W))
+        gW = 2.0 * W - self.F.rmatvec(slope[:, None] * R)
+        gR = self.reduce(-slope[:, None] * FW)
+        if self.balance is not None:
+            s = self.e_red @ Rr
+            c = float(s @ s) / self.n ** 2 - self.balance ** 2
+            rho = max(0.0, mu + sig_b * c)
+            val += (rho * rho - mu * mu) / (2.0 * sig_b)
+            gR += (2.0 * rho / self.n ** 2) * np.outer(self.e_red, s)
+        radial = np.einsum("ij,ij->i", gR, Rr)
+        gV = (gR - radial[:, None] * Rr) / norms[:, None]
+        return val, np.concatenate([gW.ravel(), gV.ravel()])
+
+    def primal(self, W, R) -> tuple[float, np.ndarray]:
+        """Eq. 3.2's ``t`` at ``M = R R^T`` for this ``W`` (exact hinge), and the margins."""
+        m = np.einsum("ij,ij->i", self.F.matvec(W), R)
+        return float(np.einsum("ij,ij->", W, W)
+                     + 2.0 * self.C * np.maximum(0.0, 1.0 - m).sum()), m
+
+    def certificate(self, Rr, alpha, rho):
+        """Lower bound on eq. 3.2 at ``(alpha, rho)``, the slack's smallest eigenvalue and its
+        eigenvector (module notes), in the reduced coordinates.  ``rho`` multiplies
+        ``e^T M e``."""
+        F, e = self.F, self.e_red
+        size = Rr.shape[0]
+
+        def B(V):                       # P^T (D_a K D_a) P V - rho e e^T V
+            Vf = alpha[:, None] * self.expand(V)
+            out = self.reduce(alpha[:, None] * F.matvec(F.rmatvec(Vf)))
+            out -= rho * np.outer(e, e @ V)
+            return out
+
+        z = np.einsum("ij,ij->i", B(Rr), Rr)
+
+        def slack(v):
+            v = np.asarray(v, dtype=np.float64).reshape(size, -1)
+            return z[:, None] * v - B(v)
+
+        op = LinearOperator((size, size), matvec=slack, matmat=slack, dtype=np.float64)
+        try:
+            vals, vecs = eigsh(op, k=1, which="SA", tol=1e-7, ncv=min(size, 48),
+                               maxiter=50 * size)
+        except ArpackNoConvergence:
+            # clustered eigenvalues near zero (S R = 0 at the optimum): factor S itself
+            vals, vecs = np.linalg.eigh(slack(np.eye(size)))
+        lam = float(vals[0])
+        h_ub = (z.sum() + max(0.0, -lam) * size
+                + (rho * (self.balance * self.n) ** 2 if self.balance is not None else 0.0))
+        return 2.0 * float(alpha.sum()) - h_ub, lam, vecs[:, 0]
+
+
+def _full_rank(Rr) -> bool:
+    """No column of ``Rr`` is redundant: a rank-deficient local minimum is already global
+    (Journee et al. 2010), so only a full-rank one calls for a new column."""
+    s = np.linalg.svd(Rr, compute_uv=False)
+    return bool(s[-1] > 1e-3 * s[0])
+
+
+def rtsvm_lowrank(F: FeatureFactor, labeled: np.ndarray, y_l: np.ndarray, C: float,
+                  balance: float | None, *, rank: int = 4, max_rank: int | None = None,
+                  tol: float = 1e-3, max_outer: int = 200, max_inner: int = 300,
+                  random_state=None) -> RTSVMLowRankResult:
+    """Solve eq. 3.2 by the low-rank route (module notes), certified by its dual bound.
+
+    Parameters
+    ----------
+    F : FeatureFactor
+        A factor of the kernel, ``K = F F^T``.
+    labeled : ndarray of int
+        Labeled rows.
+    y_l : ndarray of shape (l,)
+        Their labels in ``{-1, +1}``.
+    C : float
+        Slack weight.
+    balance : float or None
+        ``||sum_i r_i|| <= balance n`` (the relaxed ``|sum y| <= balance n``); ``None``: none.
+    rank : int
+        Columns of ``R`` to start with (at least 2).
+    max_rank : int or None
+        Most columns reached by rank escapes (``None``: ``n``).
+    tol : float
+        Relative primal-dual gap, and balance violation, to stop at.
+    max_outer : int
+        Augmented Lagrangian rounds.
+    max_inner : int
+        L-BFGS iterations per round.
+    random_state : int, RandomState or None
+        Start of the unlabeled rows.
+
+    Returns
+    -------
+    RTSVMLowRankResult
+    """
+    rng = np.random.RandomState(random_state) if not isinstance(
+        random_state, np.random.RandomState) else random_state
+    prob = _Problem(F, labeled, y_l, float(C), balance)
+    n, p, u = F.n, F.p, prob.unl.size
+    r = max(2, int(rank))
+    max_rank = u + 1 if max_rank is None else max(r, int(max_rank))
+    W = np.zeros((p, r))
+    V = rng.normal(size=(u + 1, r))
+    V[0] = 0.0
+    V[0, 0] = 1.0
+    gam = np.zeros(n)
+    mu, sigma, sig_b = 0.0, SIGMA[0], 10.0
+    history: list = []
+    state: dict = {}
+    best_dual, last_primal, violation = -np.inf, np.inf, 0.0
+    converged = False
+    primal, alpha, lam = np.inf, np.zeros(n), 0.0
+    for k in range(1, max_outer + 1):
+        x = np.concatenate([W.ravel(), V.ravel()])
+        x, _ = lbfgs(lambda z: prob.value_grad(z, r, gam, sigma, mu, sig_b), x,
+                     max_iter=max_inner, gtol=1e-10, ftol=1e-13, state=state)
+        W, V = prob.unpack(x, r)
+        R, Rr, _ = prob.rows(V)
+        W, V = W.copy(), Rr
+        primal, m = prob.primal(W, R)
+        gam = np.clip(gam + sigma * (1.0 - m), 0.0, prob.C2)
+        alpha = 0.5 * gam
+        if balance is not None:
+            violation = prob.balance_violation(Rr)
+            mu = max(0.0, mu + sig_b * violation)
+        settled = abs(last_primal - primal) <= 10.0 * tol * max(1.0, abs(primal))
+        if settled or k == max_outer:
+            dual, lam, v = prob.certificate(Rr, alpha, mu / n ** 2)
+        else:                            # the bound is loose while the primal still moves
+            dual, lam, v = -np.inf, 0.0, None
+        best_dual = max(best_dual, dual)
+        gap = (primal - best_dual) / max(1.0, abs(primal))
+        history.append(dict(round=k, rank=r, primal=primal, dual=dual, gap=gap,
+                            violation=violation, min_eig=lam, sigma=sigma, evals=prob.evals))
+        logger.debug("round %d: rank %d primal %.8g dual %.8g gap %.2e violation %.2e "
+                     "min_eig %.2e", k, r, primal, dual, gap, violation, lam)
+        if gap <= tol and violation <= tol:
+            converged = True
+            break
+        stalled = abs(last_primal - primal) <= 0.1 * tol * max(1.0, abs(primal))
+        if (stalled and v is not None and lam < 0 and r < max_rank and gap < 100.0 * tol
+                and _full_rank(Rr)
+                and -lam * (u + 1) > tol * max(1.0, abs(primal))):
+            # the slack's negative direction becomes a new column (rank escape)
+            V = np.column_stack([V, 0.3 * v / np.abs(v).max()])
+            W = np.column_stack([W, np.zeros(p)])
+            r += 1
+            state = {}
+        elif balance is not None and violation > 0.25 * tol and sig_b < 1e6:
+            sig_b *= 4.0
+        sigma = min(sigma * SIGMA[1], SIGMA[2])
+        last_primal = primal
+    R, _, _ = prob.rows(V)
+    return RTSVMLowRankResult(R=R, W=W, alpha=alpha, objective=primal,
+                              dual_objective=best_dual,
+                              balance=float(np.linalg.norm(R.sum(axis=0))) / n,
+                              min_eig=lam, n_outer=len(history), n_evals=prob.evals,
+                              converged=converged, history=history)
