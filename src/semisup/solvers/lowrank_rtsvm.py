@@ -37,6 +37,7 @@ global: Journee, Bach, Absil & Sepulchre 2010).
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass, field
 
@@ -269,7 +270,8 @@ def rtsvm_lowrank(F: FeatureFactor, labeled: np.ndarray, y_l: np.ndarray, C: flo
     primal, alpha, lam = np.inf, np.zeros(n), 0.0
     for k in range(1, max_outer + 1):
         x = np.concatenate([W.ravel(), V.ravel()])
-        x, _ = lbfgs(lambda z: prob.value_grad(z, r, gam, sigma, mu, sig_b), x,
+        x, _ = lbfgs(functools.partial(prob.value_grad, r=r, gam=gam, sigma=sigma, mu=mu,
+                                       sig_b=sig_b), x,
                      max_iter=max_inner, gtol=1e-10, ftol=1e-13, state=state)
         W, V = prob.unpack(x, r)
         R, Rr, _ = prob.rows(V)
