@@ -50,6 +50,9 @@ logger = logging.getLogger("semisup.solvers.lowrank_rtsvm")
 
 #: Augmented Lagrangian penalty of the hinge terms: start, growth per round, cap.
 SIGMA = (1.0, 1.5, 10.0)
+#: Rank escapes only once the relative gap is below ``ESCAPE_GAP * tol`` (earlier, a negative
+#: slack eigenvalue reflects inexact multipliers more than a missing column).
+ESCAPE_GAP = 100.0
 
 
 @dataclass
@@ -171,6 +174,18 @@ class _Problem:
         gV = (gR - radial[:, None] * Rr) / norms[:, None]
         return val, np.concatenate([gW.ravel(), gV.ravel()])
 
+    def supervised_start(self):
+        """The bias-free SVM on the labeled rows alone: its weights in factor space (the
+        first column of ``W``) and its scores of every row."""
+        from semisup.solvers.svm import fit_precomputed_svm
+
+        sel = np.zeros((self.n, self.labeled.size))
+        sel[self.labeled, np.arange(self.labeled.size)] = 1.0
+        FL = self.F.rmatvec(sel)
+        svm = fit_precomputed_svm(FL.T @ FL, self.y_l, self.C, fit_intercept=False)
+        w = FL @ svm.coef
+        return w, self.F.matvec(w[:, None])[:, 0]
+
     def primal(self, W, R) -> tuple[float, np.ndarray]:
         """Eq. 3.2's ``t`` at ``M = R R^T`` for this ``W`` (exact hinge), and the margins."""
         m = np.einsum("ij,ij->i", self.F.matvec(W), R)
@@ -261,6 +276,11 @@ def rtsvm_lowrank(F: FeatureFactor, labeled: np.ndarray, y_l: np.ndarray, C: flo
     V = rng.normal(size=(u + 1, r))
     V[0] = 0.0
     V[0, 0] = 1.0
+    # start from the supervised SVM: its weights, and the unlabeled rows leaning to its
+    # side (evaluations 3866 -> 3643, 4771 -> 3771, 2206 -> 2160 on 500-row subsets of
+    # Digit1, g241c and USPS)
+    W[:, 0], scores = prob.supervised_start()
+    V[1:, 0] += np.sign(scores[prob.unl]) * np.sqrt(r)
     gam = np.zeros(n)
     mu, sigma, sig_b = 0.0, SIGMA[0], 10.0
     history: list = []
@@ -270,9 +290,14 @@ def rtsvm_lowrank(F: FeatureFactor, labeled: np.ndarray, y_l: np.ndarray, C: flo
     primal, alpha, lam = np.inf, np.zeros(n), 0.0
     for k in range(1, max_outer + 1):
         x = np.concatenate([W.ravel(), V.ravel()])
-        x, _ = lbfgs(functools.partial(prob.value_grad, r=r, gam=gam, sigma=sigma, mu=mu,
-                                       sig_b=sig_b), x,
-                     max_iter=max_inner, gtol=1e-10, ftol=1e-13, state=state)
+        fun = functools.partial(prob.value_grad, r=r, gam=gam, sigma=sigma, mu=mu, sig_b=sig_b)
+        x_new, it = lbfgs(fun, x, max_iter=max_inner, gtol=1e-10, ftol=1e-13, state=state)
+        if it <= 1:
+            # no step accepted: the carried curvature pairs no longer fit (rows renormalised
+            # since; a radial move of v_i changes nothing), so start the recursion afresh
+            state = {}
+            x_new, _ = lbfgs(fun, x, max_iter=max_inner, gtol=1e-10, ftol=1e-13, state=state)
+        x = x_new
         W, V = prob.unpack(x, r)
         R, Rr, _ = prob.rows(V)
         W, V = W.copy(), Rr
@@ -297,7 +322,7 @@ def rtsvm_lowrank(F: FeatureFactor, labeled: np.ndarray, y_l: np.ndarray, C: flo
             converged = True
             break
         stalled = abs(last_primal - primal) <= 0.1 * tol * max(1.0, abs(primal))
-        if (stalled and v is not None and lam < 0 and r < max_rank and gap < 100.0 * tol
+        if (stalled and v is not None and lam < 0 and r < max_rank and gap < ESCAPE_GAP * tol
                 and _full_rank(Rr)
                 and -lam * (u + 1) > tol * max(1.0, abs(primal))):
             # the slack's negative direction becomes a new column (rank escape)
