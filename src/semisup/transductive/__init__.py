@@ -1,7 +1,7 @@
 """Transductive SVMs by convex relaxation (thesis chapters 3 and 5).
 
 * :class:`ConvexTSVM` - CTSVM (eqs. 3.8/3.11), exact SDP route and a scalable low-rank route.
-* :class:`SDPRelaxedTSVM` - the O(n^2)-cone SDP baseline RTSVM (eq. 3.2).
+* :class:`SDPRelaxedTSVM` - the SDP baseline RTSVM (eq. 3.2), low-rank by default.
 * :class:`RhoTSVM` - the rho-TSVM of chapter 5 (rho = 0, small-rho CCCP, large-rho kernel).
 """
 
