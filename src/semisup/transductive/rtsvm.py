@@ -85,11 +85,11 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         Lagrangian and L-BFGS, stopped when its objective is within ``tol`` (relative) of its
         certified dual bound; it reaches the conic solvers' optimum (within ``1e-4``
         relative of Clarabel on six problems of 24 rows, RBF and linear kernels, with and
-        without the balance: ``tests/test_transductive.py``) and fits scikit-learn's 569
-        breast-cancer rows (10 labels) in about 5 s.  ``'clarabel'`` / ``'scs'``: the conic
-        program of eq. 3.2, on request (Clarabel measured 0.9 / 5.2 / 23.9 s at n = 30 /
-        40 / 50 on sklearn digits 3 vs 8, 6 labels, 2 cores; SCS often stops at its
-        iteration limit with a few digits only, reported as a
+        without the balance: ``tests/test_transductive.py``); times against the conic
+        program in ``benchmarks/results/bench_rtsvm_routes.md``.  ``'clarabel'`` /
+        ``'scs'``: the conic program of eq. 3.2, on request (Clarabel measured 0.9 / 5.2 /
+        23.9 s at n = 30 / 40 / 50 on sklearn digits 3 vs 8, 6 labels, 2 cores; SCS often
+        stops at its iteration limit with a few digits only, reported as a
         :class:`~semisup._validation.DegenerateFitWarning`).
     max_n : int
         Largest number of rows the conic solvers accept (50 keeps a binary fit within 60 s
