@@ -42,7 +42,7 @@ import logging
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
+from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
 from semisup.solvers.lowrank_sdp import FeatureFactor, _huber, lbfgs
 
@@ -62,6 +62,9 @@ MEMORY = 30
 #: Largest slack factored densely when Lanczos does not converge (above, the round has no
 #: bound unless it is the last).
 DENSE_CERTIFICATE = 800
+#: Slacks up to this size are always factored densely (ARPACK needs ncv < size, and a
+#: dense factorisation of a few hundred rows costs less than a Lanczos run).
+SMALL_CERTIFICATE = 200
 
 
 @dataclass
@@ -220,19 +223,23 @@ class _Problem:
             v = np.asarray(v, dtype=np.float64).reshape(size, -1)
             return z[:, None] * v - B(v)
 
-        op = LinearOperator((size, size), matvec=slack, matmat=slack, dtype=np.float64)
-        try:
-            v0 = self._v0 if getattr(self, "_v0", None) is not None and self._v0.size == size \
-                else None
-            vals, vecs = eigsh(op, k=1, which="SA", tol=1e-6, ncv=min(size, 64), maxiter=100,
-                               v0=v0)
-            self._v0 = vecs[:, 0]
-        except ArpackNoConvergence:
-            # clustered eigenvalues near zero (S R = 0 at the optimum): factor S itself when
-            # that is cheap or asked for, else no bound this round
-            if size > DENSE_CERTIFICATE and not force:
-                return -np.inf, 0.0, None
+        if size <= SMALL_CERTIFICATE:                     # cheaper than Lanczos
             vals, vecs = np.linalg.eigh(slack(np.eye(size)))
+        else:
+            op = LinearOperator((size, size), matvec=slack, matmat=slack, dtype=np.float64)
+            v0 = getattr(self, "_v0", None)
+            if v0 is None or v0.size != size or not np.all(np.isfinite(v0)) or not v0.any():
+                v0 = None
+            try:
+                vals, vecs = eigsh(op, k=1, which="SA", tol=1e-6, ncv=min(size - 1, 64),
+                                   maxiter=100, v0=v0)
+                self._v0 = vecs[:, 0]
+            except ArpackError:
+                # clustered eigenvalues near zero (S R = 0 at the optimum): factor S itself
+                # when that is cheap or asked for, else no bound this round
+                if size > DENSE_CERTIFICATE and not force:
+                    return -np.inf, 0.0, None
+                vals, vecs = np.linalg.eigh(slack(np.eye(size)))
         lam = float(vals[0])
         h_ub = (z.sum() + max(0.0, -lam) * size
                 + (rho * (self.balance * self.n) ** 2 if self.balance is not None else 0.0))
