@@ -24,15 +24,18 @@ multipliers ``2 alpha_i`` stay in ``[0, 2C]``: ``alpha`` is the SVM dual), the b
 ``||R^T e||^2 <= (b n)^2`` through a second one, and each inner problem is smooth and solved
 by L-BFGS over ``W`` and unnormalised rows ``v_i`` (``r_i = v_i / ||v_i||``).
 
-Certificate.  By weak duality,
-``t* >= 2 alpha^T e - h(alpha)`` with ``h(alpha) = max_{M in E} <M, A>``,
-``A = D_alpha K D_alpha``; and ``h(alpha) <= sum_U z_i + <Y, y_l y_l^T> + rho (b n)^2`` for any
-``z, Y, rho >= 0`` with ``S = Diag(z) (+) Y + rho e e^T - A >= 0``.  The multipliers at the
-low-rank point give ``z_i = ((A - rho e e^T) R)_i . r_i`` and ``Y`` the labeled block that
-annihilates ``R``'s first column; ``S`` is then shifted by its smallest eigenvalue (Lanczos on
-the operator, never formed) so the bound is valid at every round.  When it is negative, its
-eigenvector becomes a new column of ``R`` (rank escape; a rank-deficient local minimum is
-global: Journee, Bach, Absil & Sepulchre 2010).
+Certificate.  By weak duality ``t* >= 2 alpha^T e - h(alpha)`` with ``h(alpha) = max_{M in E}
+<M, A>``, ``A = D_alpha K D_alpha``.  The labeled rows are one direction, so ``M = P Mr P^T``
+with ``Mr`` of order ``u + 1`` (row 0 the labeled direction, ``P`` mapping it to ``y_l``) and
+``E`` becomes ``{Mr >= 0, diag(Mr) = 1, e_r^T Mr e_r <= (b n)^2}``, ``e_r = P^T e``: Slater's
+condition holds there (with the labeled block fixed it does not, and the bound stayed at half
+the optimum on 20 rows).  Then ``h(alpha) <= sum z_i + (u + 1) max(0, -lambda_min(S)) +
+rho (b n)^2`` for ``S = Diag(z) - B``, ``B = P^T A P - rho e_r e_r^T``, any ``z`` and ``rho >=
+0``; the low-rank point gives ``z_i = (B Rr)_i . r_i`` and the balance multiplier ``rho``,
+and ``lambda_min`` comes from Lanczos on the operator (never formed; a dense factorisation
+up to a few hundred rows), so the bound is valid at every round.  When the gap stops
+closing, the eigenvector of a negative ``lambda_min`` becomes a new column of ``R`` (rank
+escape; a rank-deficient local minimum is global: Journee, Bach, Absil & Sepulchre 2010).
 """
 
 from __future__ import annotations
@@ -287,7 +290,7 @@ def _rtsvm_lowrank(F: FeatureFactor, labeled: np.ndarray, y_l: np.ndarray, C: fl
     rank : int
         Columns of ``R`` to start with (at least 2).
     max_rank : int or None
-        Most columns reached by rank escapes (``None``: ``n``).
+        Most columns reached by rank escapes (``None``: the unlabeled rows plus one).
     tol : float
         Relative primal-dual gap, and balance violation, to stop at.
     max_outer : int
