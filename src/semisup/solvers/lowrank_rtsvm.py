@@ -324,8 +324,7 @@ def _rtsvm_lowrank(F: FeatureFactor, labeled: np.ndarray, y_l: np.ndarray, C: fl
     history: list = []
     state: dict = {}
     best_dual, last_primal, violation = -np.inf, np.inf, 0.0
-    gaps: list = []
-    gaps_bounded, last_bound = [np.inf], -np.inf
+    bounded_gap, last_bound = np.inf, -np.inf      # the gap at the last round with a bound
     converged = False
     primal, alpha, lam = np.inf, np.zeros(n), 0.0
     for k in range(1, max_outer + 1):
@@ -352,7 +351,7 @@ def _rtsvm_lowrank(F: FeatureFactor, labeled: np.ndarray, y_l: np.ndarray, C: fl
         settled = abs(last_primal - primal) <= 10.0 * tol * max(1.0, abs(primal))
         # the bound costs a Lanczos run (hundreds of products): while it is far from tol,
         # take it every third settled round only
-        if k == max_outer or (settled and (k - last_bound >= 3 or gaps_bounded[-1] < 3 * tol)):
+        if k == max_outer or (settled and (k - last_bound >= 3 or bounded_gap < 3 * tol)):
             last_bound = k
             dual, lam, v = prob.certificate(Rr, alpha, mu / n ** 2, force=k == max_outer)
         else:                            # the bound is loose while the primal still moves
@@ -360,7 +359,7 @@ def _rtsvm_lowrank(F: FeatureFactor, labeled: np.ndarray, y_l: np.ndarray, C: fl
         best_dual = max(best_dual, dual)
         gap = (primal - best_dual) / max(1.0, abs(primal))
         if np.isfinite(dual):
-            gaps_bounded.append(gap)
+            bounded_gap = gap
         history.append(dict(round=k, rank=r, primal=primal, dual=dual, gap=gap,
                             violation=violation, min_eig=lam, sigma=sigma, evals=prob.evals))
         logger.debug("round %d: rank %d primal %.8g dual %.8g gap %.2e violation %.2e "
@@ -371,8 +370,8 @@ def _rtsvm_lowrank(F: FeatureFactor, labeled: np.ndarray, y_l: np.ndarray, C: fl
         # a rank escape only once the gap has stopped closing (no 10 % gain over
         # STALL_ROUNDS rounds): while it closes, a negative slack eigenvalue reflects
         # inexact multipliers more than a missing column, and a new column resets L-BFGS
-        gaps.append(gap)
-        stuck = len(gaps) > STALL_ROUNDS and gap >= 0.9 * gaps[-1 - STALL_ROUNDS]
+        stuck = (len(history) > STALL_ROUNDS
+                 and gap >= 0.9 * history[-1 - STALL_ROUNDS]["gap"])
         if (stuck and v is not None and lam < 0 and r < max_rank and _full_rank(Rr)
                 and -lam * (u + 1) > tol * max(1.0, abs(primal))):
             # the slack's negative direction becomes a new column (rank escape)
