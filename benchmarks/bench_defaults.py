@@ -191,12 +191,17 @@ class DataSet:
         y[lab] = self.y[lab]
         return lab, np.setdiff1d(np.arange(self.y.size), lab), y
 
-    def splits(self, n_labeled: int, n_splits: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        """``(split number, labeled rows, unlabeled rows)`` for splits 1..n_splits."""
+    def splits(self, n_labeled: int | str, n_splits: int) -> list[tuple[int, np.ndarray,
+                                                                         np.ndarray]]:
+        """``(split number, labeled rows, unlabeled rows)`` for splits 1..n_splits;
+        ``n_labeled`` may be ``"k/class"``: ``k`` rows of every class (:func:`per_class_draw`,
+        seed = split number)."""
         out = []
         n = self.y.size
         for s in range(1, n_splits + 1):
-            if n_labeled in self.official:
+            if isinstance(n_labeled, str):
+                lab = per_class_draw(self.y, per_class_count(n_labeled), seed=s)
+            elif n_labeled in self.official:
                 labs = self.official[n_labeled]
                 if s > len(labs):
                     break
@@ -234,6 +239,11 @@ def per_class_draw(y: np.ndarray, k: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return np.sort(np.concatenate([rng.choice(np.flatnonzero(y == c), k, replace=False)
                                    for c in np.unique(y)]))
+
+
+def per_class_count(labels: str) -> int:
+    """``k`` of a ``"k/class"`` labels spec."""
+    return int(labels.split("/")[0])
 
 
 def _codes(y) -> np.ndarray:
@@ -667,6 +677,7 @@ class Config:
     md: Path
     resume: bool = False
     kill_after: float | None = None
+    per_class: bool = False
 
 
 def _done_keys(path: Path) -> set:
@@ -696,7 +707,8 @@ def run(cfg: Config, log: Callable[[str], None] = print) -> list[dict]:
     cmd = command_line()
     for set_name in cfg.sets:
         data = None
-        for n_labeled in cfg.labels:
+        for n_labeled in (cfg.labels if not cfg.per_class
+                          else [f"{k}/class" for k in cfg.labels]):
             names = list(SUPERVISED) + list(cfg.classifiers)
             todo = [(nm, s) for nm in names
                     for s in range(1, cfg.splits + 1)
@@ -1186,6 +1198,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                     help="library classifiers (default: every one discovered); the "
                          "supervised counterparts always run")
     ap.add_argument("--labels", nargs="+", type=int, default=[10, 100])
+    ap.add_argument("--per-class", action="store_true",
+                    help="--labels counts labeled rows per class (k of every class, drawn "
+                         "with seed = split; recorded as 'k/class'), as few-label multi-class "
+                         "tasks are")
     ap.add_argument("--splits", type=int, default=2, help="splits per (set, labels)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per fit")
     ap.add_argument("--auto-timeout", type=float, default=180.0,
@@ -1233,7 +1249,8 @@ def main(argv: Sequence[str] | None = None) -> str:
     cfg = Config(sets=_expand_sets(args.sets), labels=args.labels, splits=args.splits,
                  classifiers=classifiers, timeout=args.timeout,
                  auto_timeout=args.auto_timeout, memory_gb=args.memory_gb, jsonl=jsonl,
-                 md=md, resume=args.resume, kill_after=args.kill_after)
+                 md=md, resume=args.resume, kill_after=args.kill_after,
+                 per_class=args.per_class)
     records = run(cfg)
     text = render(records, md, timeout=cfg.timeout)
     print(text)
