@@ -135,6 +135,22 @@ def test_rtsvm_lowrank_reaches_the_conic_optimum(seed, kernel, balance, C):
         assert res.balance <= balance + 1e-4
 
 
+@pytest.mark.parametrize("solver", ["clarabel", "lowrank"])
+def test_rtsvm_labels_are_the_anchor_rounding_of_M(solver):
+    """transduction_ = sign(M[:, L] y_L) on both routes (M from the cone, or R R^T), and the
+    labeled rows keep their labels."""
+    X, y, _ = blobs(n=24, l_per_class=2, sep=2.5, seed=5)
+    est = SDPRelaxedTSVM(gamma=0.5, solver=solver,
+                         tol=1e-7 if solver == "clarabel" else 1e-5).fit(X, y)
+    M = est.label_matrix_ if solver == "clarabel" else est.label_factor_ @ est.label_factor_.T
+    lab = np.flatnonzero(y != -1)
+    y_l = np.where(y[lab] == est.classes_[1], 1.0, -1.0)
+    np.testing.assert_allclose(est.relaxed_scores_, M[:, lab] @ y_l / lab.size, atol=1e-10)
+    expect = est.classes_[(M[:, lab] @ y_l >= 0).astype(int)]
+    np.testing.assert_array_equal(est.transduction_, expect)
+    np.testing.assert_array_equal(est.transduction_[lab], y[lab])
+
+
 def test_rtsvm_lowrank_warns_when_stopped_early():
     X, y, _ = blobs(n=30, seed=4)
     with pytest.warns(ConvergenceWarning, match="raise max_iter"):

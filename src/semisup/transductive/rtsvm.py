@@ -58,9 +58,14 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
     route solves the same problem in factored form, ``M = R R^T`` with a few columns
     (:func:`semisup.solvers.lowrank_rtsvm.rtsvm_lowrank`: ``t`` is then twice a bias-free
     SVM on the features ``f_i (x) r_i``), certified by a dual bound, with no ``n x n`` cone.
-    Labels are read off ``M`` by its leading eigenvector ``v`` (``M ~ v v^T`` when the
-    relaxation is tight), signed so that ``sum_{i in L} y_i v_i > 0``: ``y_hat_i =
-    sign(v_i)``.  Out of sample, a bias-free SVM on all training rows with their transduced
+    Labels are read off ``M`` by each row's agreement with the labeled ones (the anchor
+    rounding of the thesis digest, section 6.4): ``y_hat_j = sign(sum_{i in L} y_i M_ij)``.
+    The labeled block of ``M`` is fixed, so every labeled row of ``R`` is ``y_i r_0`` and the
+    score is the cosine ``r_j . r_0``.  It equals the leading eigenvector's signs when the
+    relaxation is tight (``M = v v^T``); when it is not, the leading eigenvector can follow
+    another direction of ``M`` than the labels: on the SSL book's g241d at 100 labels (split
+    1, eigen ratio 0.70) it labeled 50.6 % of the unlabeled rows right, this rounding 77.6 %
+    (``SVC()`` 75.6 %).  Out of sample, a bias-free SVM on all training rows with their transduced
     labels gives the decision function.  More than two classes: one-vs-rest
     (:class:`semisup.transductive._base.OneVsRestMixin`), one relaxation per class.
 
@@ -128,7 +133,8 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         The low-rank route's certified lower bound on eq. 3.2 (``objective_`` on the
         conic routes).
     relaxed_scores_ : ndarray of shape (n_samples,)
-        ``sqrt(lambda_1) v`` (leading eigenpair of ``M``).
+        The anchor scores ``M[:, L] y_L / l`` (in ``[-1, 1]``) that ``transduction_``
+        rounds.
     objective_ : float
         Optimal ``t`` of eq. 3.2.
     eigen_ratio_ : float
@@ -235,8 +241,6 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         else:
             v = self._solve_conic(K, data.labeled, y_l, C, balance, solver)
         self.fit_time_ = time.perf_counter() - start
-        if v[data.labeled] @ y_l < 0:
-            v = -v
         self.relaxed_scores_ = v
         pm = np.where(v >= 0, 1.0, -1.0)
         pm[data.labeled] = y_l
@@ -248,7 +252,7 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         return self
 
     def _solve_conic(self, K, labeled, y_l, C, balance, solver) -> np.ndarray:
-        """Eq. 3.2 as a conic program; returns ``sqrt(lambda_1) v`` of ``M``."""
+        """Eq. 3.2 as a conic program; returns the anchor scores ``M[:, L] y_L / l``."""
         res = rtsvm_sdp(K, labeled, y_l, C, balance, solver=solver, tol=self.tol,
                         max_iter=self.max_iter)
         self.status_ = res.status
@@ -257,14 +261,14 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
             warn_degenerate(self, f"the SDP solver ({solver}) stopped {res.status!r}: the label "
                             "matrix is inexact", "raise max_iter or tol, or use "
                             "solver='lowrank' (certified by its dual bound)")
-        vals, vecs = np.linalg.eigh(res.M)
         self.label_matrix_ = res.M
         self.objective_ = self.dual_objective_ = res.objective
-        self.eigen_ratio_ = float(vals[-1] / max(np.trace(res.M), 1e-12))
-        return np.sqrt(max(vals[-1], 0.0)) * vecs[:, -1]
+        self.eigen_ratio_ = float(np.linalg.eigvalsh(res.M)[-1] / max(np.trace(res.M), 1e-12))
+        return res.M[:, labeled] @ y_l / y_l.size
 
     def _solve_lowrank(self, X, K, labeled, y_l, C, balance) -> np.ndarray:
-        """Eq. 3.2 in factored form (:func:`rtsvm_lowrank`); returns ``sqrt(lambda_1) v``."""
+        """Eq. 3.2 in factored form (:func:`rtsvm_lowrank`); returns the anchor scores
+        ``R R_L^T y_L / l``."""
         if self.kernel == "linear":
             F = FeatureFactor(X=X, mean=np.zeros(X.shape[1]))
         else:
@@ -284,9 +288,9 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
                           "dual bound (tol "
                           f"{self.tol:g}): raise max_iter or tol", ConvergenceWarning,
                           stacklevel=4)
-        U, sv, _ = np.linalg.svd(res.R, full_matrices=False)
+        sv = np.linalg.svd(res.R, compute_uv=False)
         self.eigen_ratio_ = float(sv[0] ** 2 / res.R.shape[0])
-        return sv[0] * U[:, 0]
+        return res.R @ (y_l @ res.R[labeled] / y_l.size)
 
     def _fit_labeled(self, K, y_l, C):
         """Fully labeled ``y``: every entry of ``M`` is fixed (``M = y y^T``), so eq. 3.2 is
@@ -299,7 +303,7 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         self.label_matrix_ = np.outer(y_l, y_l)
         self.objective_ = self.dual_objective_ = 2.0 * self._svm.objective
         self.eigen_ratio_ = 1.0
-        self.relaxed_scores_ = y_l.astype(np.float64)      # sqrt(n) * (y / sqrt(n))
+        self.relaxed_scores_ = y_l.astype(np.float64)      # M[:, L] y_L / l with M = y y^T
         self.transduction_ = self.classes_[(y_l > 0).astype(int)]
         return self
 
