@@ -21,6 +21,7 @@ from semisup.kernels import scale_gamma
 from semisup.linear.s4vm import (
     balance_bounds,
     balanced_labels,
+    claimed_scores,
     gain_coefficients,
     kernel_feature_map,
     mean_distance_gamma,
@@ -190,15 +191,41 @@ def test_multiclass_equals_hand_written_one_vs_rest():
         y[[25 * k, 25 * k + 1]] = labels[25 * k]
     params = dict(kernel="rbf", n_candidates=10, random_state=7)
     clf = S4VM(**params).fit(X, y)
-    columns = []
+    final, supervised, claims = [], [], []
     for c in (5, 7, 9):
         yk = np.where(y == -1, -1, (y == c).astype(int))
-        columns.append(S4VM(**params).fit(X, yk).decision_function(X))
-    ref = np.column_stack(columns)
-    np.testing.assert_allclose(clf.decision_function(X), ref, rtol=1e-7, atol=1e-9)
-    np.testing.assert_array_equal(clf.transduction_[y == -1],
-                                  np.array([5, 7, 9])[ref[y == -1].argmax(axis=1)])
+        binary = S4VM(**params).fit(X, yk)
+        final.append(binary.decision_function(X))
+        Phi, _ = kernel_feature_map(X, binary.gamma_, binary.n_components)
+        w_svm = binary.fit_results_[0].w_svm
+        supervised.append(Phi @ w_svm[:-1] + w_svm[-1])
+        claims.append(binary.transduction_ == 1)
+    final, supervised, claims = (np.column_stack(a) for a in (final, supervised, claims))
+    unl = y == -1
+    # the claims rule by hand: one claiming class wins; several or none: the supervised SVMs
+    expect = []
+    for s_row, c_row in zip(supervised[unl], claims[unl], strict=True):
+        pool = np.flatnonzero(c_row) if c_row.any() else np.arange(3)
+        expect.append(pool[np.argmax(s_row[pool])])
+    np.testing.assert_array_equal(clf.transduction_[unl], np.array([5, 7, 9])[expect])
+    np.testing.assert_allclose(clf.decision_function(X), claimed_scores(supervised, final > 0),
+                               rtol=1e-7, atol=1e-7)
     assert np.mean(clf.predict(X) == labels) > 0.95
+
+
+@given(st.integers(0, 2**31 - 1), st.integers(1, 12), st.integers(2, 6))
+@settings(max_examples=60, deadline=None)
+def test_claimed_scores_pick_the_sole_claim_else_the_supervised_choice(seed, n, k):
+    rng = np.random.default_rng(seed)
+    supervised = rng.normal(scale=rng.choice([1e-3, 1.0, 1e3]), size=(n, k))
+    claims = rng.random((n, k)) < 0.4
+    winner = claimed_scores(supervised, claims).argmax(axis=1)
+    for i in range(n):
+        if claims[i].any():
+            assert claims[i, winner[i]]
+            assert supervised[i, winner[i]] == supervised[i, claims[i]].max()
+        else:
+            assert winner[i] == supervised[i].argmax()
 
 
 def test_collapse_warning():
