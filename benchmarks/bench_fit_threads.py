@@ -1,0 +1,114 @@
+"""Every default classifier's fit with the BLAS thread team and with one thread, idle and busy.
+
+The policy of :func:`semisup.base.fit_thread_policy`: when another process's thread is
+runnable as a fit starts, BLAS runs on one thread for the whole fit.  This benchmark fits
+every public classifier of :mod:`semisup` with its defaults (``random_state=0``; the
+benchmark of defaults' list, ``bench_defaults.discover_classifiers``, SDPRelaxedTSVM left out
+as over a minute per fit, SemiSupervisedNB as not applicable to centred features) on one
+multi-class task of the issue's kind, satimage (2,000 rows,
+36 features, 6 classes) with 2 labels per class (draw 1 of ``bench_defaults``), three ways:
+BLAS with its thread team (the policy switched off), limited to one thread
+(``threadpoolctl``), and as the library decides; on the idle machine, then with ``--load``
+competing CPU-bound processes (default: twice the cores).  One run each (fits of a second
+or more; the faster ones are noisy), wall and CPU seconds.
+
+Run: ``python benchmarks/bench_fit_threads.py`` -> ``results/bench_fit_threads.md``
+(about 15 minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+from _common import Contention, report, table
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_defaults import applicable, discover_classifiers, load_set, make_estimator  # noqa: E402
+
+MODES = ("team", "1 thread", "library")
+SKIP = {"SDPRelaxedTSVM"}
+
+
+def _fit(name: str, X, y, mode: str) -> tuple[float, float]:
+    from threadpoolctl import threadpool_limits
+
+    from semisup.solvers import _kernels
+
+    est = make_estimator(name)
+    saved = _kernels.machine_busy
+    t, c = time.perf_counter(), time.process_time()
+    try:
+        if mode == "1 thread":
+            with threadpool_limits(limits=1, user_api="blas"):
+                est.fit(X, y)
+        else:
+            if mode == "team":
+                _kernels.machine_busy = lambda: False
+            est.fit(X, y)
+    finally:
+        _kernels.machine_busy = saved
+    return time.perf_counter() - t, time.process_time() - c
+
+
+def measure(names, X, y) -> list:
+    rows = []
+    for name in names:
+        got = {m: _fit(name, X, y, m) for m in MODES}
+        team = got["team"]
+        rows.append([name, team[0], got["1 thread"][0], got["library"][0],
+                     got["1 thread"][0] / team[0], got["library"][0] / team[0],
+                     team[1], got["1 thread"][1], got["library"][1]])
+        print(rows[-1], flush=True)
+    return rows
+
+
+def _ratios(rows, col: int) -> str:
+    r = np.array([row[col] for row in rows])
+    return f"median {np.median(r):.2f}x, range {r.min():.2f}-{r.max():.2f}x"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--load", type=int, default=2 * (os.cpu_count() or 1))
+    ap.add_argument("--classifiers", nargs="+", default=None)
+    args = ap.parse_args()
+    warnings.simplefilter("ignore")
+    data = load_set("satimage")
+    _, lab, _ = data.splits("2/class", 1)[0]
+    y = np.full(data.y.size, -1)
+    y[lab] = data.y[lab]
+    names = [n for n in (args.classifiers or discover_classifiers())
+             if n not in SKIP and applicable(n, data)]
+    for name in names:                                   # warm-up (imports, JIT)
+        make_estimator(name).fit(data.X, y)
+    headers = ["classifier", "wall, team (s)", "wall, 1 thread (s)", "wall, library (s)",
+               "1 thread / team", "library / team", "CPU, team (s)", "CPU, 1 thread (s)",
+               "CPU, library (s)"]
+    sections = []
+    for busy in (False, True):
+        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(args.load if busy else 0)]
+        try:
+            time.sleep(1.0 if busy else 0.0)
+            with Contention() as load:
+                rows = measure(names, data.X, y)
+        finally:
+            for h in hogs:
+                h.kill()
+        title = (f"## Busy: {args.load} competing CPU-bound processes" if busy
+                 else "## Idle (no competing process started)")
+        sections += [title, f"Wall time, one thread against the team: {_ratios(rows, 4)}; "
+                     f"the library's choice against the team: {_ratios(rows, 5)}.",
+                     table(headers, rows), load.line()]
+    report("bench_fit_threads", "Every default fit: BLAS team against one thread, idle and "
+           "busy", sections)
+
+
+if __name__ == "__main__":
+    main()
