@@ -6,6 +6,7 @@ together with the command that reproduces it and a description of the machine.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shlex
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -322,6 +324,41 @@ def semi_targets(y: np.ndarray, labeled: np.ndarray) -> np.ndarray:
     out = np.full(y.shape[0], -1, dtype=np.int64)
     out[labeled] = y[labeled]
     return out
+
+
+def fit_default(make: Callable[[], object], data, n_labeled, split: int):
+    """Fit ``make()`` (warnings silenced) on split ``split`` of a ``bench_defaults`` data set
+    with ``n_labeled`` labels; returns ``(estimator, labeled rows, unlabeled rows, y with -1,
+    CPU seconds)``."""
+    _, lab, unl = data.splits(n_labeled, split)[split - 1]
+    y = semi_targets(data.y, lab)
+    start = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = make().fit(data.X, y)
+    return est, lab, unl, y, time.process_time() - start
+
+
+def resumable_cells(name: str, cells, measure: Callable, load: Callable) -> list[dict]:
+    """Records of ``results/<name>.jsonl``, after measuring every ``(set, labels, split)``
+    of ``cells`` not in it yet (``measure(set, labels, split, data)``, each record appended
+    as it comes; ``load(set)`` gives the data)."""
+    jsonl = RESULTS_DIR / f"{name}.jsonl"
+    records = [json.loads(x) for x in jsonl.read_text().splitlines()] if jsonl.exists() \
+        else []
+    done = {(r["set"], str(r["labels"]), r["split"]) for r in records}
+    loaded = (None, None)
+    for set_name, labels, split in cells:
+        if (set_name, str(labels), split) in done:
+            continue
+        if loaded[0] != set_name:
+            loaded = (set_name, load(set_name))
+        rec = measure(set_name, labels, split, loaded[1])
+        print(json.dumps(rec), flush=True)
+        with open(jsonl, "a") as fh:
+            fh.write(json.dumps(rec) + "\n")
+        records.append(rec)
+    return records
 
 
 def secstr_full(n_labeled: int = 10000, split: int = 0, dtype=np.float64):

@@ -17,17 +17,14 @@ Run::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
-import warnings
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS_DIR, report, table  # noqa: E402
+from _common import fit_default, report, resumable_cells, table  # noqa: E402
 from bench_defaults import IDA, SSLBOOK, UCI, load_set  # noqa: E402
 
 NAME = "rtsvm_rounding"
@@ -45,14 +42,8 @@ def measure(name: str, n_labeled: int, split: int, data) -> dict:
 
     from semisup import SDPRelaxedTSVM
 
-    _, lab, unl = data.splits(n_labeled, split)[split - 1]
-    y = np.full(data.y.size, -1)
-    y[lab] = data.y[lab]
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est = SDPRelaxedTSVM(random_state=0).fit(data.X, y)
-    seconds = time.perf_counter() - start
+    est, lab, unl, y, seconds = fit_default(lambda: SDPRelaxedTSVM(random_state=0), data,
+                                            n_labeled, split)
     R = est.label_factor_
     y_l = np.where(y[lab] == est.classes_[1], 1.0, -1.0)
     u = np.linalg.svd(R, full_matrices=False)[0][:, 0]
@@ -102,23 +93,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--render", action="store_true")
     args = ap.parse_args()
-    jsonl = RESULTS_DIR / f"{NAME}.jsonl"
-    if not args.render:
-        done = {(r["set"], r["labels"], r["split"])
-                for r in map(json.loads, jsonl.read_text().splitlines())} \
-            if jsonl.exists() else set()
-        data = {}
-        for name, n, split in cells():
-            if (name, n, split) in done:
-                continue
-            if name not in data:
-                data = {name: load_set(name)}
-            rec = measure(name, n, split, data[name])
-            print(json.dumps(rec), flush=True)
-            with open(jsonl, "a") as fh:
-                fh.write(json.dumps(rec) + "\n")
-    records = [json.loads(x) for x in jsonl.read_text().splitlines()]
-    render(records)
+    render(resumable_cells(NAME, [] if args.render else cells(), measure, load_set))
 
 
 if __name__ == "__main__":

@@ -26,17 +26,14 @@ Run::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
-import warnings
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS_DIR, report, table  # noqa: E402
+from _common import fit_default, report, resumable_cells, table  # noqa: E402
 from bench_defaults import load_set  # noqa: E402
 
 NAME = "s4vm_multiclass"
@@ -49,14 +46,7 @@ def measure(name: str, n_labeled, split: int, data) -> dict:
 
     from semisup import S4VM
 
-    _, lab, unl = data.splits(n_labeled, split)[split - 1]
-    y = np.full(data.y.size, -1)
-    y[lab] = data.y[lab]
-    start = time.process_time()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est = S4VM(random_state=0).fit(data.X, y)
-    cpu = time.process_time() - start
+    est, lab, unl, _, cpu = fit_default(lambda: S4VM(random_state=0), data, n_labeled, split)
     # the final SVMs on the unlabeled rows (dual_coef_ spans the training rows)
     from semisup.kernels import kernel_matrix
     from semisup.linear.s4vm import claimed_scores
@@ -117,23 +107,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--render", action="store_true")
     args = ap.parse_args()
-    jsonl = RESULTS_DIR / f"{NAME}.jsonl"
-    if not args.render:
-        done = {(r["set"], str(r["labels"]), r["split"])
-                for r in map(json.loads, jsonl.read_text().splitlines())} \
-            if jsonl.exists() else set()
-        for name in SETS:
-            data = None
-            for n in LABELS:
-                for split in (1, 2):
-                    if (name, str(n), split) in done:
-                        continue
-                    data = data or load_set(name)
-                    rec = measure(name, n, split, data)
-                    print(json.dumps(rec), flush=True)
-                    with open(jsonl, "a") as fh:
-                        fh.write(json.dumps(rec) + "\n")
-    render([json.loads(x) for x in jsonl.read_text().splitlines()])
+    cells = [] if args.render else [(s, n, k) for s in SETS for n in LABELS for k in (1, 2)]
+    render(resumable_cells(NAME, cells, measure, load_set))
 
 
 if __name__ == "__main__":
