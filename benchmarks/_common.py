@@ -226,6 +226,28 @@ class Contention:
                 "short kernels are reported as the best of several repeats.")
 
 
+class competing_load:  # noqa: N801  (a context manager, named for its use)
+    """``with competing_load(n) as load:`` runs the block with ``n`` CPU-bound processes
+    started beside it (killed on exit) and measures the machine's load meanwhile
+    (``load`` is a :class:`Contention`)."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __enter__(self) -> Contention:
+        self._hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                      for _ in range(self.n)]
+        self._load = Contention().__enter__()
+        return self._load
+
+    def __exit__(self, *exc) -> None:
+        self._load.__exit__(*exc)
+        for h in self._hogs:
+            h.kill()
+        for h in self._hogs:
+            h.wait()
+
+
 # ----------------------------------------------------------------------------- threads
 
 

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 import warnings
 
 import numpy as np
-from _common import Contention, report, table
+from _common import competing_load, report, table
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_defaults import load_set, stratified_draw  # noqa: E402
@@ -124,14 +123,8 @@ def main() -> None:
                "CPU, 1 thread (s)"]
     sections = []
     for busy in (False, True):
-        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                for _ in range(args.load if busy else 0)]
-        try:
-            with Contention() as load:
-                rows = measure(args.sets, args.repeat, args.mnist_rows)
-        finally:
-            for h in hogs:
-                h.kill()
+        with competing_load(args.load if busy else 0) as load:
+            rows = measure(args.sets, args.repeat, args.mnist_rows)
         title = (f"## Busy: {args.load} competing CPU-bound processes" if busy
                  else "## Idle (no competing process started)")
         sections += [title, table(headers, rows), load.line()]

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 import warnings
 
 import numpy as np
-from _common import Contention, report, table
+from _common import competing_load, report, table
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_defaults import applicable, discover_classifiers, load_set, make_estimator  # noqa: E402
@@ -92,15 +91,9 @@ def main() -> None:
                "CPU, library (s)"]
     sections = []
     for busy in (False, True):
-        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                for _ in range(args.load if busy else 0)]
-        try:
+        with competing_load(args.load if busy else 0) as load:
             time.sleep(1.0 if busy else 0.0)
-            with Contention() as load:
-                rows = measure(names, data.X, y)
-        finally:
-            for h in hogs:
-                h.kill()
+            rows = measure(names, data.X, y)
         title = (f"## Busy: {args.load} competing CPU-bound processes" if busy
                  else "## Idle (no competing process started)")
         sections += [title, f"Wall time, one thread against the team: {_ratios(rows, 4)}; "

@@ -43,7 +43,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _common import Contention, report, table
+from _common import Contention, competing_load, report, table
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 
@@ -173,16 +173,8 @@ def main() -> None:
     args.name = args.name or ("bench_thread_policy_cli" if args.cli else "bench_thread_policy")
     files = secstr_files(args.files) if args.cli else None
     if args.kernels:
-        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                for _ in range(args.load)]
-        try:
-            with Contention() as load:
-                rows = kernels(args.kernels)
-        finally:
-            for p in hogs:
-                p.kill()
-            for p in hogs:
-                p.wait()
+        with competing_load(args.load) as load:
+            rows = kernels(args.kernels)
         report("bench_thread_policy_kernels", "One product pair on SecStr 83k with the cores "
                "taken: threads", [
                    f"{args.load} competing CPU-bound processes on "
@@ -191,31 +183,23 @@ def main() -> None:
                    table(["mode", "median ms per X w + X^T q", "/ 1 thread"], rows)])
         return
     rows = []
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-            for _ in range(args.load)]
-    try:
-        with Contention() as load:
-            for rep in range(args.repeat):
-                for method in args.methods:
-                    for mode in args.modes:
-                        env = {**os.environ, "PYTHONPATH": str(SRC), **MODES[mode]}
-                        with Contention() as during:
-                            if args.cli:
-                                r = run_cli_mode(method, mode, files, str(files[0].parent))
-                            else:
-                                out = subprocess.run([sys.executable, "-c", CHILD, method],
-                                                     env=env, check=True, capture_output=True,
-                                                     text=True).stdout
-                                r = json.loads(out.strip().splitlines()[-1])
-                        rows.append([rep + 1, method.upper(), mode, r["wall"], r["cpu"],
-                                     during.foreign_cores, r["objective"]])
-                        print(rows[-1], flush=True)
-                        write(args, rows, during, partial=True)  # survive an interruption
-    finally:
-        for p in hogs:
-            p.kill()
-        for p in hogs:
-            p.wait()
+    with competing_load(args.load) as load:
+        for rep in range(args.repeat):
+            for method in args.methods:
+                for mode in args.modes:
+                    env = {**os.environ, "PYTHONPATH": str(SRC), **MODES[mode]}
+                    with Contention() as during:
+                        if args.cli:
+                            r = run_cli_mode(method, mode, files, str(files[0].parent))
+                        else:
+                            out = subprocess.run([sys.executable, "-c", CHILD, method],
+                                                 env=env, check=True, capture_output=True,
+                                                 text=True).stdout
+                            r = json.loads(out.strip().splitlines()[-1])
+                    rows.append([rep + 1, method.upper(), mode, r["wall"], r["cpu"],
+                                 during.foreign_cores, r["objective"]])
+                    print(rows[-1], flush=True)
+                    write(args, rows, during, partial=True)  # survive an interruption
     write(args, rows, load)
 
 
