@@ -1,16 +1,22 @@
 """Every default classifier's fit with the BLAS thread team and with one thread, idle and busy.
 
-The policy of :func:`semisup.base.fit_thread_policy`: when another process's thread is
-runnable as a fit starts, BLAS runs on one thread for the whole fit.  This benchmark fits
-every public classifier of :mod:`semisup` with its defaults (``random_state=0``; the
-benchmark of defaults' list, ``bench_defaults.discover_classifiers``, SDPRelaxedTSVM left out
-as over a minute per fit, SemiSupervisedNB as not applicable to centred features) on one
-multi-class task of the issue's kind, satimage (2,000 rows,
-36 features, 6 classes) with 2 labels per class (draw 1 of ``bench_defaults``), three ways:
-BLAS with its thread team (the policy switched off), limited to one thread
-(``threadpoolctl``), and as the library decides; on the idle machine, then with ``--load``
-competing CPU-bound processes (default: twice the cores).  One run each (fits of a second
-or more; the faster ones are noisy), wall and CPU seconds.
+The measurement behind a thread policy for every fit (one BLAS thread when the cores are
+taken; issue 30).  This benchmark fits every public classifier of :mod:`semisup` with its
+defaults (``random_state=0``; the benchmark of defaults' list,
+``bench_defaults.discover_classifiers``, SDPRelaxedTSVM left out as over a minute per fit,
+SemiSupervisedNB as not applicable to centred features) on one multi-class task of the
+issue's kind, satimage (2,000 rows, 36 features, 6 classes) with 2 labels per class (draw 1
+of ``bench_defaults``), two ways: as the library runs it (the linear family and S4VM already
+take one thread on narrow dense designs, ``semisup.linear._core.solver_threads``), and
+inside ``threadpoolctl``'s limit of one BLAS thread; on the idle machine, then with
+``--load`` competing CPU-bound processes (default: twice the cores).  One run each (fits of a
+second or more; the faster ones are noisy), wall and CPU seconds.
+
+A policy applying the limit to a whole fit whenever the machine is busy was measured with
+this script at commit 3c75c3a (``results/bench_fit_threads.md`` there: busy, a median 0.69x
+the wall time and 0.52x the CPU time over the fits of more than half a second) and withdrawn:
+its wrapper around ``fit`` added a stack frame, so warnings pointed into the library instead
+of the user's ``fit`` call.
 
 Run: ``python benchmarks/bench_fit_threads.py`` -> ``results/bench_fit_threads.md``
 (about 15 minutes on 2 cores).
@@ -30,28 +36,20 @@ from _common import competing_load, report, table
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_defaults import applicable, discover_classifiers, load_set, make_estimator  # noqa: E402
 
-MODES = ("team", "1 thread", "library")
+MODES = ("library", "1 thread")
 SKIP = {"SDPRelaxedTSVM"}
 
 
 def _fit(name: str, X, y, mode: str) -> tuple[float, float]:
     from threadpoolctl import threadpool_limits
 
-    from semisup.solvers import _kernels
-
     est = make_estimator(name)
-    saved = _kernels.machine_busy
     t, c = time.perf_counter(), time.process_time()
-    try:
-        if mode == "1 thread":
-            with threadpool_limits(limits=1, user_api="blas"):
-                est.fit(X, y)
-        else:
-            if mode == "team":
-                _kernels.machine_busy = lambda: False
+    if mode == "1 thread":
+        with threadpool_limits(limits=1, user_api="blas"):
             est.fit(X, y)
-    finally:
-        _kernels.machine_busy = saved
+    else:
+        est.fit(X, y)
     return time.perf_counter() - t, time.process_time() - c
 
 
@@ -59,10 +57,8 @@ def measure(names, X, y) -> list:
     rows = []
     for name in names:
         got = {m: _fit(name, X, y, m) for m in MODES}
-        team = got["team"]
-        rows.append([name, team[0], got["1 thread"][0], got["library"][0],
-                     got["1 thread"][0] / team[0], got["library"][0] / team[0],
-                     team[1], got["1 thread"][1], got["library"][1]])
+        lib, one = got["library"], got["1 thread"]
+        rows.append([name, lib[0], one[0], one[0] / lib[0], lib[1], one[1]])
         print(rows[-1], flush=True)
     return rows
 
@@ -86,9 +82,8 @@ def main() -> None:
              if n not in SKIP and applicable(n, data)]
     for name in names:                                   # warm-up (imports, JIT)
         make_estimator(name).fit(data.X, y)
-    headers = ["classifier", "wall, team (s)", "wall, 1 thread (s)", "wall, library (s)",
-               "1 thread / team", "library / team", "CPU, team (s)", "CPU, 1 thread (s)",
-               "CPU, library (s)"]
+    headers = ["classifier", "wall, library (s)", "wall, 1 thread (s)", "1 thread / library",
+               "CPU, library (s)", "CPU, 1 thread (s)"]
     sections = []
     for busy in (False, True):
         with competing_load(args.load if busy else 0) as load:
@@ -96,11 +91,10 @@ def main() -> None:
             rows = measure(names, data.X, y)
         title = (f"## Busy: {args.load} competing CPU-bound processes" if busy
                  else "## Idle (no competing process started)")
-        sections += [title, f"Wall time, one thread against the team: {_ratios(rows, 4)}; "
-                     f"the library's choice against the team: {_ratios(rows, 5)}.",
-                     table(headers, rows), load.line()]
-    report("bench_fit_threads", "Every default fit: BLAS team against one thread, idle and "
-           "busy", sections)
+        sections += [title, f"Wall time, one thread against the library's run: "
+                     f"{_ratios(rows, 3)}.", table(headers, rows), load.line()]
+    report("bench_fit_threads", "Every default fit as the library runs it and with one BLAS "
+           "thread, idle and busy", sections)
 
 
 if __name__ == "__main__":
