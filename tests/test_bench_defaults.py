@@ -83,6 +83,17 @@ def test_stratified_draw_keeps_every_class(bench):
     assert np.array_equal(bench.stratified_draw(y, 10, 3), bench.stratified_draw(y, 10, 3))
 
 
+def test_per_class_splits_draw_k_rows_of_every_class(bench):
+    y = np.repeat([0, 1, 2], [30, 5, 12])
+    data = bench.DataSet("toy", "extra", np.zeros((y.size, 2)), y)
+    for split, lab, unl in data.splits("2/class", 3):
+        assert np.bincount(y[lab]).tolist() == [2, 2, 2]
+        assert np.array_equal(np.sort(np.r_[lab, unl]), np.arange(y.size))
+        assert np.array_equal(lab, bench.per_class_draw(y, 2, seed=split))
+    firsts = [lab.tolist() for _, lab, _ in data.splits("2/class", 2)]
+    assert firsts[0] != firsts[1]   # one draw per split
+
+
 def test_counterpart_mapping(bench):
     assert bench.counterpart("TransductiveSVM") == "LogisticRegression"
     assert bench.counterpart("LapSVM") == "SVC"
