@@ -666,19 +666,20 @@ class S4VM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "intercept_")
         X = check_X(X, estimator=self, reset=False)
-        if not hasattr(self, "dual_coef_"):  # fitted with the linear kernel
+        linear = not hasattr(self, "dual_coef_")
+        if linear:
             scores = np.asarray(X @ self.coef_.T) + self.intercept_
-            if scores.shape[1] == 1:
-                return scores[:, 0]
-            supervised = np.asarray(X @ self.supervised_coef_.T)
         else:
             from semisup.kernels import kernel_matrix
 
             K = kernel_matrix(X, self.X_fit_, kernel="rbf", gamma=self.gamma_)
             scores = K @ self.dual_coef_.T + self.intercept_
-            if scores.shape[1] == 1:
-                return scores[:, 0]
-            supervised = K @ self.supervised_dual_coef_.T
+        if scores.shape[1] == 1:
+            return scores[:, 0]
+        if not hasattr(self, "supervised_intercept_"):  # fitted before 0.3.0: final argmax
+            return scores
+        supervised = np.asarray(X @ self.supervised_coef_.T) if linear \
+            else K @ self.supervised_dual_coef_.T
         return claimed_scores(supervised + self.supervised_intercept_, scores > 0)
 
     def predict(self, X) -> np.ndarray:
