@@ -6,6 +6,7 @@ together with the command that reproduces it and a description of the machine.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -226,25 +227,19 @@ class Contention:
                 "short kernels are reported as the best of several repeats.")
 
 
-class competing_load:  # noqa: N801  (a context manager, named for its use)
+@contextlib.contextmanager
+def competing_load(n: int):
     """``with competing_load(n) as load:`` runs the block with ``n`` CPU-bound processes
-    started beside it (killed on exit) and measures the machine's load meanwhile
+    started beside it (stopped on exit) and measures the machine's load meanwhile
     (``load`` is a :class:`Contention`)."""
-
-    def __init__(self, n: int):
-        self.n = n
-
-    def __enter__(self) -> Contention:
-        self._hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                      for _ in range(self.n)]
-        self._load = Contention().__enter__()
-        return self._load
-
-    def __exit__(self, *exc) -> None:
-        self._load.__exit__(*exc)
-        for h in self._hogs:
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        with Contention() as load:
+            yield load
+    finally:
+        for h in hogs:
             h.kill()
-        for h in self._hogs:
+        for h in hogs:
             h.wait()
 
 

@@ -31,7 +31,7 @@ import time
 import warnings
 
 import numpy as np
-from _common import competing_load, report, table
+from _common import competing_load, report, semi_targets, table
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_defaults import applicable, discover_classifiers, load_set, make_estimator  # noqa: E402
@@ -76,8 +76,7 @@ def main() -> None:
     warnings.simplefilter("ignore")
     data = load_set("satimage")
     _, lab, _ = data.splits("2/class", 1)[0]
-    y = np.full(data.y.size, -1)
-    y[lab] = data.y[lab]
+    y = semi_targets(data.y, lab)
     names = [n for n in (args.classifiers or discover_classifiers())
              if n not in SKIP and applicable(n, data)]
     for name in names:                                   # warm-up (imports, JIT)
