@@ -161,3 +161,19 @@ def test_library_code_never_prints():
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
                 offenders.append(f"{path.relative_to(root)}:{node.lineno}")
     assert offenders == []
+
+
+def test_every_library_warning_points_at_the_caller():
+    """Warnings go through warn_at_caller (the first frame outside semisup), never through
+    a fixed stacklevel that a wrapper or a new private layer would shift."""
+    root = pathlib.Path(semisup.__file__).parent
+    offenders = []
+    for path in root.rglob("*.py"):
+        if path.name == "_logging.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "warn"
+                    and getattr(node.func.value, "id", None) == "warnings"):
+                offenders.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert offenders == []

@@ -1,5 +1,6 @@
 """Thread setting of the parallel CSR kernels: every thread by default, or (opt-in
-``SEMISUP_THREAD_POLICY=load``) a team no larger than the free cores."""
+``SEMISUP_THREAD_POLICY=load``) a team no larger than the free cores; and the BLAS policy of
+every fit (one thread on a busy machine)."""
 
 import os
 import subprocess
@@ -107,3 +108,45 @@ def test_real_competing_processes_make_the_kernels_serial(monkeypatch):
             p.kill()
         for p in hogs:
             p.wait()
+
+
+def test_every_fit_takes_one_blas_thread_on_a_busy_machine(monkeypatch):
+    """The fit policy of semisup.base: one BLAS thread for a whole fit (nested fits decide
+    nothing) when another process's thread is runnable as it starts, the team otherwise;
+    every public semi-supervised estimator's fit carries it."""
+    import inspect
+
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from threadpoolctl import threadpool_info
+
+    import semisup
+    from semisup.base import SemiSupervisedClassifierMixin, SemiSupervisedRegressorMixin
+
+    def blas_threads():
+        return {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+
+    class Probe(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
+        def __init__(self, inner=None):
+            self.inner = inner
+
+        def fit(self, X, y):
+            self.seen_ = blas_threads()
+            if self.inner is not None:
+                # the machine turns idle mid-fit: a nested fit keeps the outer decision
+                monkeypatch.setattr(_kernels, "machine_busy", lambda: False)
+                self.inner.fit(X, y)
+            return self
+
+    before = blas_threads()
+    X, y = np.zeros((4, 2)), np.array([0, 1, -1, -1])
+    monkeypatch.setattr(_kernels, "machine_busy", lambda: False)
+    assert Probe().fit(X, y).seen_ == before
+    monkeypatch.setattr(_kernels, "machine_busy", lambda: True)
+    outer = Probe(inner=Probe()).fit(X, y)
+    assert outer.seen_ <= {1} and outer.inner.seen_ <= {1}
+    assert blas_threads() == before  # restored on exit
+    for name in semisup.__all__:
+        obj = getattr(semisup, name)
+        if inspect.isclass(obj) and issubclass(obj, (SemiSupervisedClassifierMixin,
+                                                     SemiSupervisedRegressorMixin)):
+            assert getattr(obj.fit, "thread_policy", False), name

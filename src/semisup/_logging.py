@@ -194,11 +194,17 @@ def convergence_check(estimator, parameters: dict[str, str]):
                f"raise {' and '.join(fixes)} or loosen tol")
     from sklearn.exceptions import ConvergenceWarning  # on demand: a costly import
 
-    _warn_at_caller(message, ConvergenceWarning)
+    warn_at_caller(message, ConvergenceWarning)
 
 
-def _warn_at_caller(message: str, category: type[Warning]) -> None:
-    """Warn with the location of the first frame outside semisup (the user's ``fit`` call)."""
+def warn_at_caller(message: str, category: type[Warning]) -> None:
+    """Warn with the location of the first frame outside semisup: the user's call.
+
+    Every warning of the library goes through here, so it points at the user's ``fit`` (or
+    other call) however deep in the library it is raised and whatever wraps the call
+    (one-vs-rest, guards, the thread policy of :func:`semisup.base.fit_thread_policy`),
+    as ``warnings.warn(..., skip_file_prefixes=...)`` does from Python 3.12.
+    """
     inside = (_PACKAGE_DIR, os.path.dirname(contextlib.__file__))
     frame, level = sys._getframe(1), 2
     while frame is not None and frame.f_code.co_filename.startswith(inside):

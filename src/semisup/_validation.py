@@ -21,10 +21,11 @@ one set every estimator validates its hyper-parameters with.
 from __future__ import annotations
 
 import numbers
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
+
+from semisup._logging import warn_at_caller
 
 # scikit-learn's validators are imported inside the functions that use them: the SVMlin
 # command line uses the scale check and the warnings here without importing scikit-learn
@@ -50,27 +51,26 @@ MIN_COLLAPSE_ROWS = 10
 
 
 def warn_if_collapsed(estimator, transduction_unlabeled: np.ndarray, n_classes: int,
-                      hint: str | None = None, stacklevel: int = 4) -> None:
+                      hint: str | None = None) -> None:
     """Warn (:class:`CollapseWarning`) when every unlabeled row got the same class.
 
     With two or more labeled classes and at least :data:`MIN_COLLAPSE_ROWS` unlabeled rows,
     one class for all of them almost always means the semi-supervised solution collapsed
     (e.g. a regularization weight so large that only the bias is left), not a property of
-    the data.  ``hint`` replaces the default advice (the linear methods' parameters).
-    ``stacklevel`` is counted from this function: 4 when the estimator's ``fit`` calls it
-    through one private method, 3 when ``fit`` calls it directly.
+    the data.  ``hint`` replaces the default advice (the linear methods' parameters).  The
+    warning points at the user's call (:func:`semisup._logging.warn_at_caller`).
     """
     if n_classes < 2 or transduction_unlabeled.size < MIN_COLLAPSE_ROWS:
         return
     first = transduction_unlabeled[0]
     first = first.item() if isinstance(first, np.generic) else first
     if np.all(transduction_unlabeled == first):
-        warnings.warn(f"{type(estimator).__name__}: every one of the "
-                      f"{transduction_unlabeled.size} unlabeled rows was assigned class "
-                      f"{first!r}: the solution collapsed to one class. " + (
+        warn_at_caller(f"{type(estimator).__name__}: every one of the "
+                       f"{transduction_unlabeled.size} unlabeled rows was assigned class "
+                       f"{first!r}: the solution collapsed to one class. " + (
                           hint or "The regularization is probably too strong for the scale "
                           "of X (lower lam / gamma_A, or rescale X), or the positive fraction "
-                          "is wrong"), CollapseWarning, stacklevel=stacklevel)
+                          "is wrong"), CollapseWarning)
 
 
 class DegenerateFitWarning(CollapseWarning):
@@ -85,8 +85,7 @@ def warn_degenerate(estimator, what: str, fix: str) -> None:
     conic solver stopped ``optimal_inaccurate``, fewer prototypes than classes.  A subclass
     of :class:`CollapseWarning`, so one filter silences (or raises) both.
     """
-    warnings.warn(f"{type(estimator).__name__}: {what}; {fix}", DegenerateFitWarning,
-                  stacklevel=3)
+    warn_at_caller(f"{type(estimator).__name__}: {what}; {fix}", DegenerateFitWarning)
 
 
 @dataclass
@@ -242,12 +241,12 @@ def _warn_svmlin_coding(y: np.ndarray, unlabeled: np.ndarray) -> None:
     if n_zero <= unlabeled.size or not np.all(np.isin(y, (-1, 0, 1))) or \
             not np.any(y == 1) or unlabeled.size == 0:
         return
-    warnings.warn(f"y holds exactly the values -1, 0 and +1 with more 0 ({n_zero}) than -1 "
-                  f"({unlabeled.size}) rows: this looks like SVMlin's coding (0 = unlabeled), "
-                  "but semisup reads -1 as unlabeled and 0 as a class. Convert with "
-                  "semisup.io.svmlin_to_labels(y); if 0 is really a class, silence this "
-                  "with warnings.simplefilter('ignore', semisup._validation.LabelCodingWarning)",
-                  LabelCodingWarning, stacklevel=4)
+    warn_at_caller(f"y holds exactly the values -1, 0 and +1 with more 0 ({n_zero}) than -1 "
+                   f"({unlabeled.size}) rows: this looks like SVMlin's coding (0 = unlabeled), "
+                   "but semisup reads -1 as unlabeled and 0 as a class. Convert with "
+                   "semisup.io.svmlin_to_labels(y); if 0 is really a class, silence this "
+                   "with warnings.simplefilter('ignore', semisup._validation.LabelCodingWarning)",
+                   LabelCodingWarning)
 
 
 def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled: bool = False,
@@ -318,8 +317,8 @@ def check_semi_supervised(X, y, *, accept_sparse: bool = True, require_unlabeled
         raise ValueError(f"y contains {classes.size} class among its labeled rows "
                          f"({classes.tolist()}); at least {min_classes} are needed: {hint}")
     if require_unlabeled and unlabeled.size == 0:
-        warnings.warn("y has no unlabeled rows (no -1 entries): the semi-supervised method "
-                      "reduces to its supervised counterpart", UserWarning, stacklevel=3)
+        warn_at_caller("y has no unlabeled rows (no -1 entries): the semi-supervised method "
+                       "reduces to its supervised counterpart", UserWarning)
     return SemiSupervisedData(X=X, classes=classes, labeled=labeled, unlabeled=unlabeled,
                               y_index=y_index.astype(np.int64))
 
@@ -400,8 +399,8 @@ def check_semi_supervised_regression(X, y, *, accept_sparse: bool = True,
         raise ValueError("y has no labeled rows (every target is NaN / missing); give the "
                          "real target of at least one row")
     if require_unlabeled and unlabeled.size == 0:
-        warnings.warn("y has no unlabeled rows (no NaN entries): the semi-supervised method "
-                      "reduces to its supervised counterpart", UserWarning, stacklevel=3)
+        warn_at_caller("y has no unlabeled rows (no NaN entries): the semi-supervised method "
+                       "reduces to its supervised counterpart", UserWarning)
     return SemiSupervisedRegressionData(X=X, y=y, labeled=labeled, unlabeled=unlabeled)
 
 

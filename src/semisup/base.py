@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import threading
+
 import numpy as np
 from sklearn.metrics import accuracy_score
 from sklearn.utils.metaestimators import available_if
@@ -28,9 +31,59 @@ def labeled_rows(y, sample_weight=None):
     return keep, weights
 
 
-class SemiSupervisedClassifierMixin:
+_FIT_STATE = threading.local()
+
+
+def fit_thread_policy(fit):
+    """``fit`` under the library's thread policy for busy machines (one decision per fit).
+
+    When another process's thread is runnable as the outermost fit starts
+    (:func:`~semisup.solvers._kernels.machine_busy`), BLAS runs on one thread for the whole
+    fit, nested fits included (one-vs-rest problems, the guard's folds, the automatic
+    classifier's candidates); otherwise BLAS keeps its team.  On a machine whose cores are
+    taken a thread team waits for time slices and its spinning threads take CPU from the
+    others.  Every default classifier on satimage with 2 labels per class, 4 competing
+    processes on 2 cores, single runs (``benchmarks/results/bench_fit_threads.md``): over the
+    22 fits of more than half a second, this policy took a median 0.69x the team's wall time
+    (0.24-1.24x; the two above 1.05, about a second each, had their one-thread runs below the
+    team's) and 0.52x its CPU time; S4VM 94 -> 59 s, ConvexTSVM 68 -> 40 s.  Idle, nothing
+    changes (the policy keeps the team).
+    The linear family and S4VM keep one thread on narrow dense designs whatever the load
+    (:func:`semisup.linear._core.solver_threads`).
+    """
+
+    @functools.wraps(fit)
+    def fit_with_policy(self, *args, **kwargs):
+        if getattr(_FIT_STATE, "inside", False):
+            return fit(self, *args, **kwargs)
+        from semisup.solvers._kernels import busy_machine_threads
+
+        _FIT_STATE.inside = True
+        try:
+            with busy_machine_threads():
+                return fit(self, *args, **kwargs)
+        finally:
+            _FIT_STATE.inside = False
+
+    fit_with_policy.thread_policy = True
+    return fit_with_policy
+
+
+class _ThreadPolicyFit:
+    """Every subclass's ``fit`` (its own, or one inherited from a class outside this
+    hierarchy, as the linear core's) runs under :func:`fit_thread_policy`."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        fit = getattr(cls, "fit", None)
+        if fit is not None and not getattr(fit, "thread_policy", False):
+            cls.fit = fit_thread_policy(fit)
+
+
+class SemiSupervisedClassifierMixin(_ThreadPolicyFit):
     """Mixin for semisup classifiers: ``score`` ignores unlabeled (``y == -1``) rows.
 
+    Its subclasses' ``fit`` runs under the library's thread policy (:func:`fit_thread_policy`).
     Place it before :class:`sklearn.base.ClassifierMixin` in the bases. scikit-learn's
     ``ClassifierMixin.score`` would count ``-1`` as a class that no model predicts, so a
     cross-validation fold holding unlabeled rows would report a fraction of the true
@@ -63,8 +116,10 @@ class SemiSupervisedClassifierMixin:
         return float(accuracy_score(y[keep], self.predict(X_rows), sample_weight=weights))
 
 
-class SemiSupervisedRegressorMixin:
+class SemiSupervisedRegressorMixin(_ThreadPolicyFit):
     """Mixin for semisup regressors: ``score`` is R^2 on the rows whose target is known.
+
+    Its subclasses' ``fit`` runs under the library's thread policy (:func:`fit_thread_policy`).
 
     Place it before :class:`sklearn.base.RegressorMixin` in the bases.  Unlabeled rows are
     the missing targets (NaN, ``None``, ``pd.NA``); ``-1`` is an ordinary real target.
@@ -209,8 +264,7 @@ class SupervisedFallbackMixin:
             transduction[data.unlabeled] = self.supervised_estimator_.predict(
                 data.X[data.unlabeled])
         self.transduction_ = data.classes[transduction]
-        warn_if_collapsed(self, self.transduction_[data.unlabeled], data.classes.size,
-                          stacklevel=4)
+        warn_if_collapsed(self, self.transduction_[data.unlabeled], data.classes.size)
         return self
 
     def _fallback_answer(self, X, method: str):

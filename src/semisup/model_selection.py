@@ -46,7 +46,7 @@ from sklearn.model_selection import (
 )
 from sklearn.utils.metaestimators import available_if
 
-from semisup._logging import get_logger
+from semisup._logging import get_logger, warn_at_caller
 from semisup._validation import (  # the automatic-mode checks: re-exported
     check_positive_or_auto,  # noqa: F401
     is_auto,  # noqa: F401
@@ -201,10 +201,10 @@ class LabeledStratifiedKFold(LabeledSplit):
                     f"n_splits={self.n_splits} is larger than every labeled class (largest "
                     f"has {counts.max()} rows): lower n_splits, or use "
                     "LabeledStratifiedShuffleSplit")
-            warnings.warn(f"The least populated labeled class ({small!r}) has only "
-                          f"{counts.min()} rows, fewer than n_splits={self.n_splits}: some "
-                          "test folds miss it; lower n_splits for balanced folds",
-                          UserWarning, stacklevel=3)
+            warn_at_caller(f"The least populated labeled class ({small!r}) has only "
+                           f"{counts.min()} rows, fewer than n_splits={self.n_splits}: some "
+                           "test folds miss it; lower n_splits for balanced folds",
+                           UserWarning)
 
     def get_n_splits(self, X=None, y=None, groups=None) -> int:
         """Return ``n_splits``.
@@ -484,9 +484,9 @@ def _fit_and_score_path(estimator, X, y, train, test, candidates, scorers, fit_p
                 res["train"] = {k: _score(s, est, X_train, y_train, error_score)
                                 for k, s in scorers.items()}
         else:
-            warnings.warn(f"a fit failed ({type(failed).__name__}: {failed}) with "
-                          f"{params}; its scores are error_score={error_score!r}",
-                          FitFailedWarning, stacklevel=2)
+            warn_at_caller(f"a fit failed ({type(failed).__name__}: {failed}) with "
+                           f"{params}; its scores are error_score={error_score!r}",
+                           FitFailedWarning)
             res["test"] = dict.fromkeys(scorers, error_score)
             if return_train_score:
                 res["train"] = dict.fromkeys(scorers, error_score)
@@ -511,8 +511,8 @@ def _score(scorer, est, X, y, error_score) -> float:
     except Exception:
         if isinstance(error_score, str) and error_score == "raise":
             raise
-        warnings.warn("scoring failed; the score is error_score="
-                      f"{error_score!r}", UserWarning, stacklevel=3)
+        warn_at_caller("scoring failed; the score is error_score="
+                       f"{error_score!r}", UserWarning)
         return error_score
     return float(value)
 
@@ -1221,11 +1221,11 @@ def select_parameter(estimator, X, y, name: str, values, *, default,
     if folds is None:
         classes, counts = np.unique(y[~unlabeled_mask(y)], return_counts=True)
         small = classes[np.argmin(counts)] if classes.size else None
-        warnings.warn(f"{type(estimator).__name__}: {name}='auto' needs at least 2 labeled "
-                      f"rows in every class to cross-validate, but class {small!r} has "
-                      f"{counts.min() if counts.size else 0}: using the default {name}="
-                      f"{default!r}; label one more row of that class or set {name}",
-                      UserWarning, stacklevel=3)
+        warn_at_caller(f"{type(estimator).__name__}: {name}='auto' needs at least 2 labeled "
+                       f"rows in every class to cross-validate, but class {small!r} has "
+                       f"{counts.min() if counts.size else 0}: using the default {name}="
+                       f"{default!r}; label one more row of that class or set {name}",
+                       UserWarning)
         res = {"params": [{name: default}], f"param_{name}": np.array([default], dtype=float),
                "mean_test_score": np.array([np.nan]), "std_test_score": np.array([np.nan]),
                "rank_test_score": np.array([1], dtype=np.int32)}

@@ -30,13 +30,12 @@ biased estimate of it.  This module estimates ``p`` from the unlabeled rows alon
 from __future__ import annotations
 
 import numbers
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
-from semisup._logging import convergence_check, get_logger, report_unconverged
+from semisup._logging import convergence_check, get_logger, report_unconverged, warn_at_caller
 from semisup._validation import check_choice, check_int, check_real, check_semi_supervised
 
 logger = get_logger("prior")
@@ -535,9 +534,9 @@ class ClassPriorEstimator(BaseEstimator):
             raise ValueError(f"random_state must be an int or None, got {self.random_state!r}")
         data = check_semi_supervised(X, y, estimator=self)
         if data.unlabeled.size == 0:
-            warnings.warn("y has no unlabeled rows (-1): there is no prior to estimate, and "
-                          "prior_ is the labeled rows' class shares; mark the rows whose "
-                          "class prior is wanted with -1", UserWarning, stacklevel=2)
+            warn_at_caller("y has no unlabeled rows (-1): there is no prior to estimate, and "
+                           "prior_ is the labeled rows' class shares; mark the rows whose "
+                           "class prior is wanted with -1", UserWarning)
         counts = np.bincount(data.y_index, minlength=data.classes.size)
         if counts.min() < 2:
             raise ValueError(f"every labeled class needs at least 2 rows for out-of-fold "

@@ -11,11 +11,10 @@ weights for every ``-A``.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.sparse as sp
 
+from semisup._logging import warn_at_caller
 from semisup.losses import HingeTerms
 from semisup.regularizers import Ridge
 from semisup.solvers.cgls import cgls
@@ -106,10 +105,9 @@ class SVMlinModel:
         if positive.size < MIN_COLLAPSE_ROWS or not (positive.all() or not positive.any()):
             return
         label = "+1" if positive[0] else "-1"
-        warnings.warn(f"every one of the {positive.size} unlabeled examples was labeled "
-                      f"{label}: the solution collapsed to one class. The regularization is "
-                      "probably too strong for the scale of the data", CollapseWarning,
-                      stacklevel=3)
+        warn_at_caller(f"every one of the {positive.size} unlabeled examples was labeled "
+                       f"{label}: the solution collapsed to one class. The regularization is "
+                       "probably too strong for the scale of the data", CollapseWarning)
 
     def _solve(self, design, labeled, unlabeled, y_pm):
         options = dict(_MFN_OPTIONS, tol=self.tol, max_iter=self.max_iter)
@@ -130,9 +128,9 @@ class SVMlinModel:
             if not res.converged:
                 from sklearn.exceptions import ConvergenceWarning
 
-                warnings.warn(f"L2-SVM-MFN stopped after {self.max_iter} Newton iterations "
-                              f"before reaching the tolerance {self.tol:g}",
-                              ConvergenceWarning, stacklevel=3)
+                warn_at_caller(f"L2-SVM-MFN stopped after {self.max_iter} Newton iterations "
+                               f"before reaching the tolerance {self.tol:g}",
+                               ConvergenceWarning)
             return res
         from semisup.solvers.s3vm import deterministic_annealing, transductive_svm
 

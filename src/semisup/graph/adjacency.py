@@ -9,14 +9,13 @@ is ``O(n k)``: the graph is sparse throughout.
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from sklearn.neighbors import radius_neighbors_graph
 
-from semisup._logging import get_logger
+from semisup._logging import get_logger, warn_at_caller
 from semisup.graph.knn import knn_search
 
 logger = get_logger(__name__)
@@ -111,12 +110,12 @@ def check_graph(W: sp.csr_matrix, warn: bool = True) -> dict:
     n_isolated = int(np.count_nonzero(degree == 0))
     n_components = int(connected_components(W, directed=False)[0])
     if warn and n_isolated:
-        warnings.warn(f"graph has {n_isolated} isolated vertices (no edges): the graph term "
-                      "ignores them; increase n_neighbors or epsilon", GraphWarning, stacklevel=3)
+        warn_at_caller(f"graph has {n_isolated} isolated vertices (no edges): the graph term "
+                       "ignores them; increase n_neighbors or epsilon", GraphWarning)
     if warn and n_components > 1:
-        warnings.warn(f"graph has {n_components} connected components: each is smoothed on "
-                      "its own; increase n_neighbors to connect them if that is unintended",
-                      GraphWarning, stacklevel=3)
+        warn_at_caller(f"graph has {n_components} connected components: each is smoothed on "
+                       "its own; increase n_neighbors to connect them if that is unintended",
+                       GraphWarning)
     return {"n_isolated": n_isolated, "n_components": n_components, "degree": degree}
 
 

@@ -22,7 +22,6 @@ convergence warnings, progress) reads the same on both routes, and
 from __future__ import annotations
 
 import copy
-import warnings
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
@@ -33,6 +32,7 @@ from semisup._logging import (
     progress,
     report_unconverged,
     verbosity,
+    warn_at_caller,
 )
 from semisup._validation import (
     SemiSupervisedData,
@@ -195,8 +195,8 @@ def coded_data(X, codes, *, require_unlabeled: bool = True) -> SemiSupervisedDat
                          "class")
     if require_unlabeled and unlabeled.size == 0:
         # the words of check_semi_supervised, which the command line filters by them
-        warnings.warn("y has no unlabeled rows (no -1 entries): the semi-supervised method "
-                      "reduces to its supervised counterpart", UserWarning, stacklevel=3)
+        warn_at_caller("y has no unlabeled rows (no -1 entries): the semi-supervised method "
+                       "reduces to its supervised counterpart", UserWarning)
     return SemiSupervisedData(X=X, classes=classes, labeled=labeled, unlabeled=unlabeled,
                               y_index=y_index.astype(np.int64))
 
@@ -421,8 +421,7 @@ class LinearClassifierCore(metaclass=ABCMeta):
             winner = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 \
                 else scores.argmax(axis=1)
             transduction[data.unlabeled] = self.classes_[winner[data.unlabeled]]
-            # stacklevel: the frame of the public ``fit`` (as before the split)
-            warn_if_collapsed(self, transduction[data.unlabeled], n_classes, stacklevel=6)
+            warn_if_collapsed(self, transduction[data.unlabeled], n_classes)
         self.transduction_ = transduction
         return self
 

@@ -21,7 +21,6 @@ constant lies in the null space of ``L``, so the graph term leaves it alone).
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +28,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from sklearn.svm import LinearSVC
 
-from semisup._logging import report_unconverged
+from semisup._logging import report_unconverged, warn_at_caller
 from semisup._validation import check_choice, check_int, check_positive
 from semisup.graph import adjacency_graph, graph_scale, laplacian
 from semisup.graph.adjacency import WEIGHTS
@@ -105,8 +104,7 @@ def graph_laplacian(X, graph=None, n_neighbors: int = 10, metric: str = "euclide
     if graph is None:
         k = n_neighbors
         if isinstance(k, (int, np.integer)) and k >= n > 1:
-            warnings.warn(f"n_neighbors={k} >= n_samples={n}: using {n - 1}", UserWarning,
-                          stacklevel=4)
+            warn_at_caller(f"n_neighbors={k} >= n_samples={n}: using {n - 1}", UserWarning)
             k = n - 1
         W = adjacency_graph(X, n_neighbors=k, metric=metric, weight=weight, method=method,
                             random_state=random_state)

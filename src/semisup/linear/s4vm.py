@@ -644,7 +644,7 @@ class S4VM(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
             transduction[data.unlabeled] = data.classes[winner]
             warn_if_collapsed(self, transduction[data.unlabeled], n_classes,
                               hint="C1 / C2 / gamma are probably off for the scale of X "
-                                   "(rescale X or set gamma)", stacklevel=3)
+                                   "(rescale X or set gamma)")
         self.transduction_ = transduction
         return self
 

@@ -28,12 +28,12 @@ is always invertible, whatever the kernel's rank (duplicate points included).
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from semisup._logging import warn_at_caller
 from semisup._validation import check_bool, check_choice, check_int, check_real, check_X
 from semisup.graph import GraphWarning, adjacency_graph, check_graph, graph_scale, laplacian
 from semisup.kernels import KERNELS, default_gamma, kernel_matrix, kernel_matrix_blocks
@@ -359,14 +359,14 @@ class KernelGraphMixin:
             if self.kernel != "precomputed":
                 dup = count_duplicate_rows(X)
                 if dup:
-                    warnings.warn(f"X has {dup} duplicate rows: they are joined by "
-                                  "zero-length edges (heat weight 1) and make the kernel "
-                                  "matrix singular; the solution stays finite, but consider "
-                                  "removing them", GraphWarning, stacklevel=5)
+                    warn_at_caller(f"X has {dup} duplicate rows: they are joined by "
+                                   "zero-length edges (heat weight 1) and make the kernel "
+                                   "matrix singular; the solution stays finite, but consider "
+                                   "removing them", GraphWarning)
             k = min(self.n_neighbors, n - 1)
             if k < self.n_neighbors:
-                warnings.warn(f"n_neighbors={self.n_neighbors} >= n_samples={n}: using "
-                              f"{k} neighbours", GraphWarning, stacklevel=5)
+                warn_at_caller(f"n_neighbors={self.n_neighbors} >= n_samples={n}: using "
+                               f"{k} neighbours", GraphWarning)
             W = adjacency_graph(X, n_neighbors=k, metric=self.graph_metric,
                                 weight=self.graph_weight, t=self.t,
                                 method=self.graph_method,

@@ -101,7 +101,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from semisup._logging import get_logger, progress, verbosity
+from semisup._logging import get_logger, progress, verbosity, warn_at_caller
 from semisup._validation import (
     CollapseWarning,
     check_choice,
@@ -683,7 +683,7 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
                                "be cross-validated: kept the first supervised candidate "
                                f"({first['candidate_setting']}); label a second row of the "
                                "classes to let the unlabeled rows be used")
-            warnings.warn(f"AutoClassifier: {self.selection_}", UserWarning, stacklevel=4)
+            warn_at_caller(f"AutoClassifier: {self.selection_}", UserWarning)
             return first, first
         sup = [r for r in rows if not r["semi_supervised"] and r["status"] == "ok"]
         if not sup:

@@ -280,9 +280,7 @@ class CoTraining(MetaClassifier):
         rest = np.flatnonzero(codes < 0)
         predicted = self._combined(take_rows(X, rest)).argmax(axis=1) if rest.size else None
         self._finish(data, codes, predicted)
-        # fit -> _fit_guarded -> _fit: the warning points at the user's fit call
-        warn_if_collapsed(self, self.transduction_[data.unlabeled], k, hint=COLLAPSE_HINT,
-                          stacklevel=5)
+        warn_if_collapsed(self, self.transduction_[data.unlabeled], k, hint=COLLAPSE_HINT)
 
     def _combined(self, X) -> np.ndarray:
         """Log of the normalised product of the views' probabilities, ``(n, n_classes)``."""

@@ -514,9 +514,7 @@ class SelfTraining(MetaClassifier):
         rest = np.flatnonzero(codes < 0)
         predicted = base_predict(est, take_rows(X, rest)) if rest.size else None
         self._finish(data, codes, predicted)
-        # fit -> _fit_guarded -> _fit: the warning points at the user's fit call
-        warn_if_collapsed(self, self.transduction_[data.unlabeled], k, hint=COLLAPSE_HINT,
-                          stacklevel=5)
+        warn_if_collapsed(self, self.transduction_[data.unlabeled], k, hint=COLLAPSE_HINT)
 
     def predict(self, X) -> np.ndarray:
         """Class labels predicted by the final estimator.

@@ -31,8 +31,6 @@ saw its label.  Members are always fitted on class indices ``0 .. n_classes - 1`
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from scipy.special import expit
 from sklearn.base import (
@@ -45,6 +43,7 @@ from sklearn.base import (
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from semisup._logging import warn_at_caller
 from semisup._validation import check_choice, check_semi_supervised, check_X, unlabeled_mask
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.calibration import platt_sigmoid
@@ -206,11 +205,10 @@ def check_meta_estimator(estimator, y) -> None:
                 "lacks: build it with probability=True (semisup margin classifiers), or use "
                 "semisup.SelfTraining, which also works from decision values")
         if base is not None and uses_unlabeled(base):
-            warnings.warn(
+            warn_at_caller(
                 f"SelfTrainingClassifier fits {type(base).__name__} on the labeled and "
                 "pseudo-labeled rows only, so this semi-supervised estimator never sees the "
-                "unlabeled rows; semisup.SelfTraining gives it every row", UserWarning,
-                stacklevel=2)
+                "unlabeled rows; semisup.SelfTraining gives it every row", UserWarning)
 
 
 # ------------------------------------------------------------------ calibration

@@ -330,9 +330,7 @@ class TriTraining(MetaClassifier):
         self.termination_condition_ = condition
         predicted = self._vote(X_U).argmax(axis=1) if U.size else None
         self._finish(data, codes, predicted)
-        # fit -> _fit_guarded -> _fit: the warning points at the user's fit call
-        warn_if_collapsed(self, self.transduction_[data.unlabeled], k, hint=COLLAPSE_HINT,
-                          stacklevel=5)
+        warn_if_collapsed(self, self.transduction_[data.unlabeled], k, hint=COLLAPSE_HINT)
 
     def _vote(self, X) -> np.ndarray:
         """Votes per class plus a tie-break in [0, 1): ``(n, n_classes)``.

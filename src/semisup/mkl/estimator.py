@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
+from semisup._logging import warn_at_caller
 from semisup._validation import (
     check_bool,
     check_positive,
@@ -375,11 +376,10 @@ class MultipleKernelSVC(SupervisedFallbackMixin, SemiSupervisedClassifierMixin, 
             traces.append(res.trace)
             not_converged += not res.converged
         if not_converged:
-            warnings.warn(f"{self.solver} MKL stopped before the duality gap reached "
-                          f"tol={self.tol} (max_iter={self.max_iter}, or no descent at the "
-                          f"SVM's precision) in {not_converged} of {len(positives)} binary "
-                          "problems; increase max_iter or tol", ConvergenceWarning,
-                          stacklevel=2)
+            warn_at_caller(f"{self.solver} MKL stopped before the duality gap reached "
+                           f"tol={self.tol} (max_iter={self.max_iter}, or no descent at the "
+                           f"SVM's precision) in {not_converged} of {len(positives)} binary "
+                           "problems; increase max_iter or tol", ConvergenceWarning)
         self.weights_ = np.asarray(weights)
         self.dual_coef_ = coefs
         self.intercept_ = np.asarray(biases)

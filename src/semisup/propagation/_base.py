@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import numbers
 import time
-import warnings
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
@@ -34,7 +33,13 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
 from semisup._accel import use_compiled
-from semisup._logging import convergence_check, get_logger, report_unconverged, verbosity
+from semisup._logging import (
+    convergence_check,
+    get_logger,
+    report_unconverged,
+    verbosity,
+    warn_at_caller,
+)
 from semisup._validation import (
     check_bool,
     check_choice,
@@ -237,8 +242,8 @@ class GraphPropagation(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         n = X.shape[0]
         k = min(int(self.n_neighbors), n - 1)
         if k < self.n_neighbors:
-            warnings.warn(f"n_neighbors={self.n_neighbors} >= n_samples={n}: using {k} "
-                          "neighbours", GraphWarning, stacklevel=5)
+            warn_at_caller(f"n_neighbors={self.n_neighbors} >= n_samples={n}: using {k} "
+                           "neighbours", GraphWarning)
         t0 = time.perf_counter()
         idx, dist = knn_search(X, k, metric=self.graph_metric, method=self.graph_method,
                                random_state=self.random_state, n_jobs=self.n_jobs)
@@ -279,12 +284,12 @@ class GraphPropagation(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         rows = np.flatnonzero(reached)
         if rows.size < n:
             n_bad = int(n_comp - has_label.sum())
-            warnings.warn(
+            warn_at_caller(
                 f"{type(self).__name__}: {n - rows.size} rows lie in {n_bad} connected "
                 f"component{'s' if n_bad > 1 else ''} of the {k}-NN graph without any labeled "
                 "row; they were given the labeled class prior. Raise n_neighbors "
                 f"(currently {self.n_neighbors}) to connect them, or label a row there",
-                GraphWarning, stacklevel=4)
+                GraphWarning)
         degree = np.asarray(W.sum(axis=1)).ravel()
         position = np.full(n, -1, dtype=np.int64)
         position[rows] = np.arange(rows.size)

@@ -502,6 +502,18 @@ def machine_busy() -> bool:
     return runnable is not None and runnable - _own_runnable() >= 1.0
 
 
+def busy_machine_threads():
+    """Context: BLAS on one thread while :func:`machine_busy`, else no limit.
+
+    scipy.linalg (scipy's own OpenBLAS) is loaded first so that the limit reaches it.
+    """
+    if not machine_busy():
+        return contextlib.nullcontext()
+    import scipy.linalg  # noqa: F401
+
+    return sparse_solver_threads(True)
+
+
 def parallel_threads() -> int:
     """Threads the parallel kernels should use now; 1 means the serial kernels.
 

@@ -33,7 +33,6 @@ taken from the unlabeled rows alone.
 from __future__ import annotations
 
 import numbers
-import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -41,7 +40,13 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from semisup._logging import convergence_check, get_logger, report_unconverged, verbosity
+from semisup._logging import (
+    convergence_check,
+    get_logger,
+    report_unconverged,
+    verbosity,
+    warn_at_caller,
+)
 from semisup._validation import (
     FLOAT_DTYPES,
     check_choice,
@@ -298,11 +303,11 @@ def _warn_if_not_words(X) -> None:
     n = X.shape[0] * X.shape[1]
     nnz = X.nnz if sp.issparse(X) else int(np.count_nonzero(X))
     if n and nnz / n > COUNT_MAX_DENSITY:
-        warnings.warn(f"SemiSupervisedNB models term counts, but {100 * nnz / n:.0f} % of the "
-                      f"entries of X are non-zero (a bag of words has a few percent): on "
-                      "real-valued features it usually loses to LogisticRegression; use "
-                      "semisup.AutoClassifier, or a classifier for continuous features",
-                      UserWarning, stacklevel=3)
+        warn_at_caller(f"SemiSupervisedNB models term counts, but {100 * nnz / n:.0f} % of the "
+                       f"entries of X are non-zero (a bag of words has a few percent): on "
+                       "real-valued features it usually loses to LogisticRegression; use "
+                       "semisup.AutoClassifier, or a classifier for continuous features",
+                       UserWarning)
 
 
 class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):

@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 import numbers
 import time
-import warnings
 
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from semisup._logging import warn_at_caller
 from semisup._validation import (
     check_bool,
     check_int,
@@ -839,9 +839,9 @@ class ConvexTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
                                  n_outer=res.n_outer, n_evals=res.n_evals, rank=res.rank,
                                  gap=res.gap, balance=res.balance, history=res.history)
         if not res.converged:
-            warnings.warn(f"ConvexTSVM low-rank route stopped after {res.n_outer} rounds "
-                          f"(relative gap {res.gap:.2e}, LMI eigenvalue {res.min_eig:.2e}); "
-                          "raise max_iter or tol", ConvergenceWarning, stacklevel=3)
+            warn_at_caller(f"ConvexTSVM low-rank route stopped after {res.n_outer} rounds "
+                           f"(relative gap {res.gap:.2e}, LMI eigenvalue {res.min_eig:.2e}); "
+                           "raise max_iter or tol", ConvergenceWarning)
 
     # ------------------------------------------------------------------ predict
     @staticmethod

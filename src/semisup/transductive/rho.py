@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import logging
 import time
-import warnings
 
 import numpy as np
 import scipy.linalg as sla
 from sklearn.exceptions import ConvergenceWarning
 
+from semisup._logging import warn_at_caller
 from semisup._validation import check_int, check_positive, warn_if_collapsed
 from semisup.base import SupervisedFallbackMixin
 from semisup.solvers.convex import cvxpy_module, solve_conic
@@ -355,8 +355,8 @@ class RhoTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
                 converged = True
                 break
         if not converged:
-            warnings.warn(f"RhoTSVM CCCP did not converge in {self.max_iter} rounds; raise "
-                          "max_iter", ConvergenceWarning, stacklevel=3)
+            warn_at_caller(f"RhoTSVM CCCP did not converge in {self.max_iter} rounds; raise "
+                           "max_iter", ConvergenceWarning)
         self.objective_ = obj
         return alpha
 

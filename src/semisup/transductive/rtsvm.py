@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 import scipy.linalg as sla
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
+from semisup._logging import warn_at_caller
 from semisup._validation import check_int, check_positive, warn_degenerate, warn_if_collapsed
 from semisup.solvers.lowrank_rtsvm import rtsvm_lowrank
 from semisup.solvers.lowrank_sdp import FeatureFactor
@@ -283,11 +283,10 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         self.dual_objective_ = res.dual_objective
         self.label_factor_ = res.R
         if not res.converged:
-            warnings.warn(f"{type(self).__name__}: the low-rank route stopped after "
-                          f"{res.n_outer} rounds with a relative gap of {res.gap:.2g} to its "
-                          "dual bound (tol "
-                          f"{self.tol:g}): raise max_iter or tol", ConvergenceWarning,
-                          stacklevel=4)
+            warn_at_caller(f"{type(self).__name__}: the low-rank route stopped after "
+                           f"{res.n_outer} rounds with a relative gap of {res.gap:.2g} to its "
+                           "dual bound (tol "
+                           f"{self.tol:g}): raise max_iter or tol", ConvergenceWarning)
         sv = np.linalg.svd(res.R, compute_uv=False)
         self.eigen_ratio_ = float(sv[0] ** 2 / res.R.shape[0])
         return res.R @ (y_l @ res.R[labeled] / y_l.size)

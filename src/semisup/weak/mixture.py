@@ -27,7 +27,6 @@ dual has no bias, digest 6.4 item 2).  Two routes:
 from __future__ import annotations
 
 import logging
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +36,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from semisup._logging import warn_at_caller
 from semisup._validation import (
     check_bool,
     check_int,
@@ -415,8 +415,8 @@ def ussl_alternating(A, n_labeled: int, y_l: np.ndarray, lam: float, lam_u: floa
             if switched == 0 and moved == 0:
                 break
         else:
-            warnings.warn(f"USSL: labels and memberships did not settle within {max_rounds} "
-                          f"rounds at lam_u'={lam_cur:.3g}", ConvergenceWarning, stacklevel=2)
+            warn_at_caller(f"USSL: labels and memberships did not settle within {max_rounds} "
+                           f"rounds at lam_u'={lam_cur:.3g}", ConvergenceWarning)
         if lam_cur >= lam_u:
             break
         lam_cur = min(lam_cur * lam_u_growth, lam_u)

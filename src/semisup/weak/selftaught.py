@@ -28,6 +28,7 @@ from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from semisup._logging import warn_at_caller
 from semisup._validation import (
     CollapseWarning,
     check_bool,
@@ -83,10 +84,10 @@ def encode(X: np.ndarray, components: np.ndarray, beta: float,
             else:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if stopped:
-        warnings.warn(f"the lasso coding of {stopped} of {X.shape[0]} rows stopped at "
-                      f"{MAX_SWEEPS} coordinate-descent sweeps: its codes are approximate; "
-                      "scale the features (e.g. StandardScaler) or raise beta",
-                      ConvergenceWarning, stacklevel=2)
+        warn_at_caller(f"the lasso coding of {stopped} of {X.shape[0]} rows stopped at "
+                       f"{MAX_SWEEPS} coordinate-descent sweeps: its codes are approximate; "
+                       "scale the features (e.g. StandardScaler) or raise beta",
+                       ConvergenceWarning)
     return codes
 
 
@@ -119,10 +120,10 @@ def _check_dictionary_size(estimator, n_rows: int, n_labeled: int) -> None:
     if n_rows == 0:
         # the supervised limit (as check_semi_supervised's require_unlabeled): with no
         # unlabeled rows the dictionary is learned from the labeled rows, with a warning
-        warnings.warn(f"y has no unlabeled rows (no -1 entries) and no X_unlabeled was "
-                      f"given: {type(estimator).__name__} learns its dictionary from the "
-                      "labeled rows (plain sparse coding, no self-taught learning)",
-                      UserWarning, stacklevel=4)
+        warn_at_caller(f"y has no unlabeled rows (no -1 entries) and no X_unlabeled was "
+                       f"given: {type(estimator).__name__} learns its dictionary from the "
+                       "labeled rows (plain sparse coding, no self-taught learning)",
+                       UserWarning)
         if n_components > n_labeled:
             raise ValueError(f"n_components={n_components} atoms cannot be learned from "
                              f"{n_labeled} labeled rows (y has no unlabeled rows): lower "

@@ -21,14 +21,13 @@ Two routes:
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
+from semisup._logging import warn_at_caller
 from semisup._validation import (
     check_bool,
     check_finite,
@@ -352,9 +351,9 @@ class UniversumSVM(OneVsRestMixin, SemiSupervisedClassifierMixin, ClassifierMixi
         res: MFNResult = l2svm_mfn(design, terms, reg, tol=self.tol,
                                    max_iter=self.max_iter, max_cg_iter=self.max_cg_iter)
         if not res.converged:
-            warnings.warn(f"UniversumSVM: finite Newton stopped at max_iter={self.max_iter} "
-                          f"before reaching tol={self.tol:g}: raise max_iter",
-                          ConvergenceWarning, stacklevel=3)
+            warn_at_caller(f"UniversumSVM: finite Newton stopped at max_iter={self.max_iter} "
+                           f"before reaching tol={self.tol:g}: raise max_iter",
+                           ConvergenceWarning)
         coef, b = design.weights_to_coef(res.w)
         self.coef_ = coef[None, :]
         self.intercept_ = np.array([b])
