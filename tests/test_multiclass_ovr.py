@@ -11,6 +11,8 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.svm import SVC
 
 from semisup import ConvexTSVM, MixtureSSL, RhoTSVM, SDPRelaxedTSVM, UniversumSVM
 
@@ -48,6 +50,16 @@ def _training_scores(est, X):
     return est.decision_function(X)
 
 
+def _claims_by_hand(supervised, claims):
+    """Scores whose arg max is the sole claiming class, else the supervised choice among the
+    claiming classes, else among all (a loop, against semisup.linear.s4vm.claimed_scores)."""
+    out = np.zeros(supervised.shape)
+    for i in range(supervised.shape[0]):
+        allowed = claims[i] if claims[i].any() else np.ones(claims.shape[1], dtype=bool)
+        out[i, int(np.flatnonzero(allowed)[np.argmax(supervised[i, allowed])])] = 1.0
+    return out
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_multiclass_route_equals_hand_written_one_vs_rest(name):
     Est, params = CASES[name]
@@ -63,11 +75,25 @@ def test_multiclass_route_equals_hand_written_one_vs_rest(name):
     assert list(multi.classes_) == list(classes)
     assert len(multi.estimators_) == 3
     scores = np.column_stack([h.decision_function(X) for h in hand])
+    train = np.column_stack([_training_scores(h, X) for h in hand])
+    if isinstance(multi, SDPRelaxedTSVM):
+        # the claims rule: scikit-learn's SVC on the labeled rows decides among the classes
+        # whose binary problem claims the row (all of them when none does)
+        lab = y != "-1"
+        svc = np.column_stack([SVC(C=params["C"], gamma=multi.gamma_, tol=1e-8)
+                               .fit(X[lab], y[lab] == c).decision_function(X)
+                               for c in classes])
+        K = rbf_kernel(X, X[lab], gamma=multi.gamma_)
+        np.testing.assert_allclose(K @ multi.supervised_dual_coef_.T
+                                   + multi.supervised_intercept_, svc, atol=1e-4)
+        scores = _claims_by_hand(svc, scores > 0)
+        train = _claims_by_hand(svc, np.column_stack([h.transduction_ == 1 for h in hand]))
     got = multi.decision_function(X)
     assert got.shape == (X.shape[0], 3)
-    np.testing.assert_allclose(got, scores, rtol=1e-6, atol=1e-8)
+    if not isinstance(multi, SDPRelaxedTSVM):
+        np.testing.assert_allclose(got, scores, rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(got.argmax(axis=1), scores.argmax(axis=1))
     np.testing.assert_array_equal(multi.predict(X), classes[np.argmax(scores, axis=1)])
-    train = np.column_stack([_training_scores(h, X) for h in hand])
     unl = y == "-1"
     np.testing.assert_array_equal(multi.transduction_[unl],
                                   classes[np.argmax(train[unl], axis=1)])

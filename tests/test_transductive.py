@@ -78,7 +78,7 @@ def test_rtsvm_lower_bounds_enumerated_labelings(solver):
     """n = 10: RTSVM optimum (eq. 3.2) <= the bias-free SVM value of every balanced labeling."""
     X, y, yt = blobs(n=10, l_per_class=2, sep=1.5, seed=1)
     C, gamma, bal = 1.0, 0.5, 0.4
-    est = SDPRelaxedTSVM(C=C, gamma=gamma, balance=bal, solver=solver, tol=1e-8
+    est = SDPRelaxedTSVM(C=C, gamma=gamma, balance=bal, solver=solver, stop="gap", tol=1e-8
                          if solver == "clarabel" else 1e-5).fit(X, y)
     K = kernel_matrix(X, kernel="rbf", gamma=gamma)
     lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
@@ -149,6 +149,35 @@ def test_rtsvm_labels_are_the_anchor_rounding_of_M(solver):
     expect = est.classes_[(M[:, lab] @ y_l >= 0).astype(int)]
     np.testing.assert_array_equal(est.transduction_, expect)
     np.testing.assert_array_equal(est.transduction_[lab], y[lab])
+
+
+def test_rtsvm_stops_when_its_labels_settle():
+    """stop='labels': the low-rank route stops once the anchor labels of the unlabeled rows
+    have stayed the same over SETTLE_ROUNDS rounds (status 'labels_settled', no warning),
+    with the same transduction as the certified run here; the solver's history shows the
+    run of unchanged rounds, and its bound (when any) still never exceeds its objective."""
+    from semisup.solvers.lowrank_rtsvm import rtsvm_lowrank
+    from semisup.solvers.lowrank_sdp import FeatureFactor
+    from semisup.transductive.rtsvm import SETTLE_ROUNDS
+
+    X, y, _ = blobs(n=60, l_per_class=2, sep=2.0, seed=3)
+    K = kernel_matrix(X, kernel="rbf", gamma=0.5)
+    lab = np.flatnonzero(y != -1)
+    y_l = np.where(y[lab] == 1, 1.0, -1.0)
+    F = FeatureFactor(dense=np.linalg.cholesky(K + 1e-10 * np.eye(60)), lower=True)
+    res = rtsvm_lowrank(F, lab, y_l, 1.0, 0.5, tol=1e-9, settle_rounds=3, random_state=0)
+    assert res.settled and not res.converged
+    assert [h["unchanged"] for h in res.history[-4:]] == [0, 1, 2, 3]
+    assert res.dual_objective <= res.objective
+    gap = rtsvm_lowrank(F, lab, y_l, 1.0, 0.5, tol=1e-9, random_state=0)
+    assert not gap.settled and len(gap.history) > len(res.history)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = SDPRelaxedTSVM(gamma=0.5, balance=0.5, tol=1e-9).fit(X, y)
+    assert est.status_ == "labels_settled" and est.n_iter_ >= SETTLE_ROUNDS + 1
+    ref = SDPRelaxedTSVM(gamma=0.5, balance=0.5, stop="gap").fit(X, y)
+    assert ref.status_ == "optimal"
+    np.testing.assert_array_equal(est.transduction_, ref.transduction_)
 
 
 def test_rtsvm_lowrank_warns_when_stopped_early():
