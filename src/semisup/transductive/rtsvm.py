@@ -77,7 +77,11 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
     1, eigen ratio 0.70) it labeled 50.6 % of the unlabeled rows right, this rounding 77.6 %
     (``SVC()`` 75.6 %).  Out of sample, a bias-free SVM on all training rows with their transduced
     labels gives the decision function.  More than two classes: one-vs-rest
-    (:class:`semisup.transductive._base.OneVsRestMixin`), one relaxation per class.
+    (:class:`semisup.transductive._base.OneVsRestMixin`), one relaxation per class on one
+    kernel and factor, combined by the claims rule (:meth:`_combine_one_vs_rest`): a row
+    goes to the class whose relaxation alone claims it, else to the supervised SVMs' choice
+    among the claiming classes (all when none does); new rows the same way, with the final
+    SVMs' signs as the claims.
 
     Parameters
     ----------
@@ -170,6 +174,14 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         rounds of the low-rank route, SMO iterations of the SVM for a fully labeled ``y``.
     n_train_ : int
         Number of training rows.
+    supervised_dual_coef_ : ndarray of shape (n_classes, n_labeled)
+        More than two classes: the supervised SVMs' expansion coefficients over
+        ``supervised_rows_`` (the estimator's kernel, one SVM per class, with an intercept,
+        on the labeled rows).
+    supervised_intercept_ : ndarray of shape (n_classes,)
+        Their intercepts.
+    supervised_rows_ : ndarray of int
+        The labeled training rows they expand over.
 
     Examples
     --------
@@ -364,9 +376,9 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         and with a couple of labels a class most relaxations put every unlabeled row in
         "rest": their arg max across classes was noise (coil, 2 labels per class: 19.6 % of
         the unlabeled rows right against 30.5 % for ``SVC()``).  A row now goes to the class
-        whose relaxation alone claims it, else to the supervised SVMs' choice (RBF SVMs with
-        an intercept on the labeled rows, one per class) among the claiming classes, or
-        among all when none claims it.
+        whose relaxation alone claims it, else to the supervised SVMs' choice (the same
+        kernel, with an intercept, on the labeled rows, one per class) among the claiming
+        classes, or among all when none claims it.
         """
         K = self._claims_kernel
         lab = data.labeled
