@@ -129,8 +129,10 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         ``objective_`` is not certified (``dual_objective_`` is the best bound found, maybe
         ``-inf``).  On 2,000 rows the certificate needs Lanczos runs that often do not
         converge, and the labels settle long before the gap closes: dna, 10 labels, one
-        class against the rest, the same labels from round 1 to round 40 while the objective
-        moved 10.9 -> 9.6 over 210 CPU-s (``benchmarks/results/rtsvm_settle.md``).
+        class against the rest, the same labels after 8 rounds (26 CPU-s) as after 40
+        (129 CPU-s, gap still open); on the SSL book's binary sets at 10 labels 0.78-1.02x
+        the time of ``'gap'``, at most 3 rows labeled otherwise
+        (``benchmarks/results/rtsvm_settle.md``).
     rank : int
         Columns of ``R`` the low-rank route starts with (more are added while its
         certificate finds a descent direction and ``R`` has full column rank).
