@@ -150,3 +150,43 @@ def test_every_fit_takes_one_blas_thread_on_a_busy_machine(monkeypatch):
         if inspect.isclass(obj) and issubclass(obj, (SemiSupervisedClassifierMixin,
                                                      SemiSupervisedRegressorMixin)):
             assert getattr(obj.fit, "thread_policy", False), name
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("wrapper", ["SelfTraining", "CoTraining", "TriTraining"])
+def test_wrappers_fit_their_base_models_on_one_blas_thread_on_narrow_data(wrapper,
+                                                                          monkeypatch):
+    """The wrappers' many small base fits run with one BLAS thread on dense data of at most
+    NARROW_FEATURES features (a LogisticRegression took 32x longer with the team), and with
+    the team on wider dense data while the machine is idle."""
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_info
+
+    import semisup
+
+    seen = []
+
+    class Probe(ClassifierMixin, BaseEstimator):
+        def fit(self, X, y):
+            seen.append({p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"})
+            self.lr_ = LogisticRegression().fit(X, y)
+            self.classes_ = self.lr_.classes_
+            return self
+
+        def predict_proba(self, X):
+            return self.lr_.predict_proba(X)
+
+        def predict(self, X):
+            return self.lr_.predict(X)
+
+    monkeypatch.setattr(_kernels, "machine_busy", lambda: False)
+    team = {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+    rng = np.random.default_rng(0)
+    y = np.full(60, -1)
+    y[:10] = np.arange(10) % 2
+    for d, expect in ((20, {1}), (_kernels.NARROW_FEATURES + 1, team)):
+        seen.clear()
+        X = rng.normal(size=(60, d))
+        getattr(semisup, wrapper)(Probe(), fallback="none").fit(X, y)
+        assert seen and all(s == expect for s in seen), (d, seen)

@@ -31,6 +31,7 @@ from semisup.meta.self_training import (
     take_rows,
     uses_unlabeled,
 )
+from semisup.solvers._kernels import narrow_data_threads
 
 logger = get_logger(__name__)
 
@@ -219,7 +220,7 @@ class CoTraining(MetaClassifier):
         self : object
             The fitted estimator.
         """
-        with verbosity(self.verbose):
+        with verbosity(self.verbose), narrow_data_threads(X):
             self._fit_guarded(X, y)
         return self
 

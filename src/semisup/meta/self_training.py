@@ -36,6 +36,7 @@ from semisup._validation import (
 )
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.safety import check_fallback, decision_values, guard, hide_rows
+from semisup.solvers._kernels import narrow_data_threads
 
 logger = get_logger(__name__)
 
@@ -453,7 +454,7 @@ class SelfTraining(MetaClassifier):
         self : object
             The fitted estimator.
         """
-        with verbosity(self.verbose):
+        with verbosity(self.verbose), narrow_data_threads(X):
             self._fit_guarded(X, y)
         return self
 
