@@ -1,8 +1,9 @@
-"""Self-, co- and tri-training with their defaults: BLAS team against one thread, narrow data.
+"""Self-, co-, tri-training and AutoClassifier defaults: BLAS team against one thread.
 
 The wrappers fit many small base models (scikit-learn's ``LogisticRegression`` by default),
 where OpenBLAS's thread team costs more than it brings
-(:func:`semisup.solvers._kernels.narrow_data_threads`).  Every wrapper with its defaults
+(:func:`semisup.solvers._kernels.narrow_data_threads`); so does the automatic classifier,
+on its candidates.  Every wrapper and the automatic classifier with their defaults
 (``random_state=0``) on the multi-class sets of the benchmark of defaults with 2 labels per
 class (draw 1 of ``bench_defaults``), two ways on an idle machine: the library's rule (one
 thread on dense data of at most 512 features) and the rule switched off (the team).  One run
@@ -26,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_defaults import load_set, make_estimator  # noqa: E402
 
 SETS = ("coil", "segment", "dna", "satimage", "usps10")
-WRAPPERS = ("SelfTraining", "CoTraining", "TriTraining")
+WRAPPERS = ("SelfTraining", "CoTraining", "TriTraining", "AutoClassifier")
 
 
 def _fit(name: str, X, y, rule: bool):
@@ -63,8 +64,9 @@ def main() -> None:
     head = ["set", "features", "classes", "wrapper", "wall, team (s)", "wall, rule (s)",
             "rule / team", "CPU, team (s)", "CPU, rule (s)", "accuracy %",
             "same transduction"]
-    report("bench_meta_threads", "Self-, co- and tri-training: BLAS team against one "
-           "thread on narrow data (idle machine)", [summary, table(head, rows)])
+    report("bench_meta_threads", "Self-, co-, tri-training and the automatic classifier: "
+           "BLAS team against one thread on narrow data (idle machine)",
+           [summary, table(head, rows)])
 
 
 if __name__ == "__main__":

@@ -113,6 +113,7 @@ from semisup._validation import (
 )
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.safety import decision_values, ramp_scores, safe_choice
+from semisup.solvers._kernels import narrow_data_threads
 
 logger = get_logger(__name__)
 
@@ -625,7 +626,7 @@ class AutoClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimat
         self : object
             The fitted estimator.
         """
-        with verbosity(self.verbose):
+        with verbosity(self.verbose), narrow_data_threads(X):
             return self._fit(X, y)
 
     def _fit(self, X, y):

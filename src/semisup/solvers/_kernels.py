@@ -529,10 +529,12 @@ def narrow_data_threads(X):
     OpenBLAS's team against 0.012 s on one thread at 128 features and 20 classes (32x), 0.19
     against 0.016 s at 256 features and 10 classes, on this 2-core machine.  The wrappers
     with their defaults, 2 labels per class, idle (``benchmarks/results/
-    bench_meta_threads.md``): self-training on coil 7.7 -> 0.59 s, tri-training on coil,
-    dna and ten-class USPS 8.2 -> 0.67, 4.4 -> 0.37 and 6.3 -> 0.91 s, the others within
-    noise (0.93-0.99x), the same transductions; co-training on a synthetic 20-class task of
-    1,440 rows and 256 features 107 -> 4.7 s.
+    bench_meta_threads.md``): self-training on coil 8.8 -> 0.61 s, tri-training on coil,
+    dna and ten-class USPS 8.0 -> 0.68, 4.3 -> 0.36 and 6.8 -> 0.94 s, co-training on
+    ten-class USPS 38.7 -> 2.3 s (the team's slowness comes and goes: 2.2 s in another
+    run), the others 0.75-0.99x; the automatic classifier 0.88-0.98x; the same
+    transductions.  Co-training on a synthetic 20-class task of 1,440 rows and 256 features:
+    107 -> 4.7 s.
     """
     shape = getattr(X, "shape", None)
     narrow = shape is not None and len(shape) == 2 and shape[1] <= NARROW_FEATURES
