@@ -44,12 +44,14 @@ def fit_thread_policy(fit):
     taken a thread team waits for time slices and its spinning threads take CPU from the
     others.  Every default classifier on satimage with 2 labels per class, 4 competing
     processes on 2 cores, single runs (``benchmarks/results/bench_fit_threads.md``): over the
-    22 fits of more than half a second, this policy took a median 0.69x the team's wall time
-    (0.24-1.24x; the two above 1.05, about a second each, had their one-thread runs below the
-    team's) and 0.52x its CPU time; S4VM 94 -> 59 s, ConvexTSVM 68 -> 40 s.  Idle, nothing
-    changes (the policy keeps the team).
+    fits of more than half a second, this policy took a median 0.74x the team's wall time
+    (0.19-1.35x; the one above 1.1, LinearLapSVM at 0.7 -> 0.95 s, was as slow with one
+    thread forced); MixtureSSL 12.3 -> 2.9 s, CoTraining 7.1 -> 1.3 s, ConvexTSVM 45 -> 35
+    s.  Idle: a median 1.01x (0.85-1.08x; the policy keeps the team).
     The linear family and S4VM keep one thread on narrow dense designs whatever the load
-    (:func:`semisup.linear._core.solver_threads`).
+    (:func:`semisup.linear._core.solver_threads`), and so do the self-, co- and
+    tri-training wrappers and the automatic classifier
+    (:func:`semisup.solvers._kernels.narrow_data_threads`).
     """
 
     @functools.wraps(fit)

@@ -48,7 +48,7 @@ from semisup.linear._defaults import default_lam
 from semisup.losses import HingeTerms, split_sample_weight
 from semisup.regularizers import GraphRidge, Ridge
 from semisup.safety import check_fallback, guard
-from semisup.solvers._kernels import machine_busy, sparse_solver_threads
+from semisup.solvers._kernels import NARROW_FEATURES, machine_busy, sparse_solver_threads
 from semisup.solvers.cgls import cgls
 from semisup.solvers.design import Design
 from semisup.solvers.mfn import MFNResult, l2svm_mfn
@@ -96,8 +96,9 @@ def class_fractions(value, classes: np.ndarray) -> np.ndarray | None:
 
 
 #: dense designs of at most this many features solve with one BLAS thread
-#: (:func:`solver_threads`; ``benchmarks/results/bench_dense_blas_threads.md``)
-DENSE_ONE_THREAD_MAX_FEATURES = 512
+#: (:func:`solver_threads`; ``benchmarks/results/bench_dense_blas_threads.md``): the same
+#: bound as the wrappers' (:data:`semisup.solvers._kernels.NARROW_FEATURES`)
+DENSE_ONE_THREAD_MAX_FEATURES = NARROW_FEATURES
 
 
 def solver_threads(design: Design):

@@ -514,9 +514,9 @@ def busy_machine_threads():
     return sparse_solver_threads(True)
 
 
-#: Dense data of at most this many features runs the wrappers' base models with one BLAS
-#: thread (:func:`narrow_data_threads`; the linear family's rule,
-#: :data:`semisup.linear._core.DENSE_ONE_THREAD_MAX_FEATURES`, is the same number).
+#: Dense data of at most this many features is "narrow": the wrappers
+#: (:func:`narrow_data_threads`) and the linear family
+#: (:data:`semisup.linear._core.DENSE_ONE_THREAD_MAX_FEATURES`) run BLAS on one thread there.
 NARROW_FEATURES = 512
 
 
