@@ -2,8 +2,9 @@
 
 The wrappers fit many small base models (scikit-learn's ``LogisticRegression`` by default),
 where OpenBLAS's thread team costs more than it brings
-(:func:`semisup.solvers._kernels.narrow_data_threads`); so does the automatic classifier,
-on its candidates.  Every wrapper and the automatic classifier with their defaults
+(:func:`semisup.solvers._kernels.narrow_data_threads`); so do the automatic classifier, on
+its candidates, and MixtureSSL and SelfTaughtClassifier, with their guards.  Each of them
+with its defaults
 (``random_state=0``) on the multi-class sets of the benchmark of defaults with 2 labels per
 class (draw 1 of ``bench_defaults``), two ways on an idle machine: the library's rule (one
 thread on dense data of at most 512 features) and the rule switched off (the team).  One run
@@ -27,7 +28,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_defaults import load_set, make_estimator  # noqa: E402
 
 SETS = ("coil", "segment", "dna", "satimage", "usps10")
-WRAPPERS = ("SelfTraining", "CoTraining", "TriTraining", "AutoClassifier")
+WRAPPERS = ("SelfTraining", "CoTraining", "TriTraining", "AutoClassifier", "MixtureSSL",
+            "SelfTaughtClassifier")
 
 
 def _fit(name: str, X, y, rule: bool):

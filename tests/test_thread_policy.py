@@ -190,3 +190,34 @@ def test_wrappers_fit_their_base_models_on_one_blas_thread_on_narrow_data(wrappe
         X = rng.normal(size=(60, d))
         getattr(semisup, wrapper)(Probe(), fallback="none").fit(X, y)
         assert seen and all(s == expect for s in seen), (d, seen)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name, inner", [("MixtureSSL", "LogisticRegression"),
+                                         ("SelfTaughtClassifier", "SVC")])
+def test_guarded_estimators_make_their_small_fits_on_one_thread(name, inner, monkeypatch):
+    """MixtureSSL's and SelfTaughtClassifier's many small fits (the guard's logistic
+    regressions, the SVMs on the codes) run with one BLAS thread on narrow dense data, idle
+    or not."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import SVC
+    from threadpoolctl import threadpool_info
+
+    import semisup
+
+    cls = {"LogisticRegression": LogisticRegression, "SVC": SVC}[inner]
+    seen = []
+    fit = cls.fit
+
+    def recording_fit(self, X, y, *args, **kwargs):
+        seen.append({p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"})
+        return fit(self, X, y, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "fit", recording_fit)
+    monkeypatch.setattr(_kernels, "machine_busy", lambda: False)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 12))
+    y = np.full(80, -1)
+    y[:12] = np.arange(12) % 2
+    getattr(semisup, name)(random_state=0).fit(X, y)
+    assert seen and all(s == {1} for s in seen), seen

@@ -50,7 +50,7 @@ def fit_thread_policy(fit):
     s.  Idle: a median 1.01x (0.85-1.08x; the policy keeps the team).
     The linear family and S4VM keep one thread on narrow dense designs whatever the load
     (:func:`semisup.linear._core.solver_threads`), and so do the self-, co- and
-    tri-training wrappers and the automatic classifier
+    tri-training wrappers, the automatic classifier, MixtureSSL and SelfTaughtClassifier
     (:func:`semisup.solvers._kernels.narrow_data_threads`).
     """
 

@@ -525,16 +525,17 @@ def narrow_data_threads(X):
     :data:`NARROW_FEATURES` features, else :func:`busy_machine_threads`.
 
     For fits made of many small fits (self-, co- and tri-training, the automatic
-    classifier): scikit-learn's ``LogisticRegression`` on 400 rows took 0.37 s with
-    OpenBLAS's team against 0.012 s on one thread at 128 features and 20 classes (32x), 0.19
-    against 0.016 s at 256 features and 10 classes, on this 2-core machine.  The wrappers
-    with their defaults, 2 labels per class, idle (``benchmarks/results/
-    bench_meta_threads.md``): self-training on coil 8.8 -> 0.61 s, tri-training on coil,
-    dna and ten-class USPS 8.0 -> 0.68, 4.3 -> 0.36 and 6.8 -> 0.94 s, co-training on
-    ten-class USPS 38.7 -> 2.3 s (the team's slowness comes and goes: 2.2 s in another
-    run), the others 0.75-0.99x; the automatic classifier 0.88-0.98x; the same
-    transductions.  Co-training on a synthetic 20-class task of 1,440 rows and 256 features:
-    107 -> 4.7 s.
+    classifier, MixtureSSL and SelfTaughtClassifier with their guards):
+    scikit-learn's ``LogisticRegression`` on 400 rows took 0.37 s with OpenBLAS's team
+    against 0.012 s on one thread at 128 features and 20 classes (32x), 0.19 against 0.016
+    s at 256 features and 10 classes, on this 2-core machine.  With their defaults, 2 labels
+    per class, idle (``benchmarks/results/bench_meta_threads.md``, 30 fits): self-training
+    on coil 9.5 -> 0.65 s, tri-training on dna and ten-class USPS 4.1 -> 0.40 and 7.0 ->
+    0.99 s, co-training on ten-class USPS 39.6 -> 2.4 s, MixtureSSL on dna and USPS 10.4
+    -> 1.9 and 7.1 -> 3.0 s, the automatic classifier 0.55-1.27x (coil at 1.27x, measured
+    while tests ran beside it, was 0.88x in the run before), median 0.90x, the same
+    transductions in every fit.  Co-training on a synthetic 20-class task of 1,440 rows and
+    256 features: 107 -> 4.7 s.
     """
     shape = getattr(X, "shape", None)
     narrow = shape is not None and len(shape) == 2 and shape[1] <= NARROW_FEATURES

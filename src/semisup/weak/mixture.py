@@ -50,6 +50,7 @@ from semisup.linear._base import check_positive_fraction, class_fractions
 from semisup.linear.tsvm import initial_labels, switch_labels
 from semisup.losses import HingeTerms
 from semisup.regularizers import Ridge
+from semisup.solvers._kernels import narrow_data_threads
 from semisup.solvers.design import Design
 from semisup.solvers.mfn import l2svm_mfn
 from semisup.transductive._base import OneVsRestMixin
@@ -768,7 +769,9 @@ class MixtureSSL(SupervisedFallbackMixin, OneVsRestMixin, SemiSupervisedClassifi
         self : object
             The fitted estimator.
         """
-        return self._fit_guarded(X, y)
+        # the guard's logistic regressions (benchmarks/results/bench_meta_threads.md)
+        with narrow_data_threads(X):
+            return self._fit_guarded(X, y)
 
     _guard_keeps_singletons = True      # a linear counterpart (semisup.safety)
 

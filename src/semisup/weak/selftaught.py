@@ -41,6 +41,7 @@ from semisup._validation import (
     warn_if_collapsed,
 )
 from semisup.base import SemiSupervisedClassifierMixin, SupervisedFallbackMixin
+from semisup.solvers._kernels import narrow_data_threads
 from semisup.solvers.lasso import MAX_SWEEPS, hinge_lasso_codes, lasso_codes, well_conditioned
 from semisup.weak._cvx import check_solver, import_cvxpy, solve
 
@@ -287,7 +288,9 @@ class SelfTaughtClassifier(SupervisedFallbackMixin, SemiSupervisedClassifierMixi
             When there are no unlabeled rows (no ``-1`` in ``y`` and no ``X_unlabeled``):
             the dictionary is then learned from the labeled rows (the supervised limit).
         """
-        return self._fit_guarded(X, y, X_unlabeled=X_unlabeled)
+        # many small fits on the codes (benchmarks/results/bench_meta_threads.md)
+        with narrow_data_threads(X):
+            return self._fit_guarded(X, y, X_unlabeled=X_unlabeled)
 
     def _fit_plain(self, X, y, X_unlabeled=None):
         """STL as published (``fallback="none"``); see :meth:`fit`."""
