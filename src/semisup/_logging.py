@@ -27,6 +27,7 @@ from contextvars import ContextVar
 
 ROOT = "semisup"
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_CONTEXTLIB_FILE = contextlib.__file__
 
 
 def _tqdm_class():
@@ -203,10 +204,13 @@ def warn_at_caller(message: str, category: type[Warning]) -> None:
     Every warning of the library goes through here, so it points at the user's ``fit`` (or
     other call) however deep in the library it is raised and whatever wraps the call
     (one-vs-rest, guards, the thread policy of :func:`semisup.base.fit_thread_policy`),
-    as ``warnings.warn(..., skip_file_prefixes=...)`` does from Python 3.12.
+    as ``warnings.warn(..., skip_file_prefixes=...)`` does from Python 3.12.  Also skipped:
+    ``contextlib``'s own frames (a warning raised as a ``with`` block of the library exits);
+    not the rest of the standard library nor other packages, so a fit called by
+    scikit-learn's cross-validation warns at scikit-learn's call, as ``stacklevel`` did.
     """
-    inside = (_PACKAGE_DIR, os.path.dirname(contextlib.__file__))
     frame, level = sys._getframe(1), 2
-    while frame is not None and frame.f_code.co_filename.startswith(inside):
+    while frame is not None and (frame.f_code.co_filename.startswith(_PACKAGE_DIR + os.sep)
+                                 or frame.f_code.co_filename == _CONTEXTLIB_FILE):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
