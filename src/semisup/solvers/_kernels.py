@@ -503,12 +503,12 @@ def machine_busy() -> bool:
 
 
 def busy_machine_threads():
-    """Context: BLAS on one thread while :func:`machine_busy`, else no limit.
+    """Context: BLAS on one thread while :func:`machine_busy`, else no limit."""
+    return _one_blas_thread() if machine_busy() else contextlib.nullcontext()
 
-    scipy.linalg (scipy's own OpenBLAS) is loaded first so that the limit reaches it.
-    """
-    if not machine_busy():
-        return contextlib.nullcontext()
+
+def _one_blas_thread():
+    """BLAS limited to one thread, scipy's own OpenBLAS included (loaded first)."""
     import scipy.linalg  # noqa: F401
 
     return sparse_solver_threads(True)
@@ -537,19 +537,11 @@ def narrow_data_threads(X):
     transductions in every fit.  Co-training on a synthetic 20-class task of 1,440 rows and
     256 features: 107 -> 4.7 s.
     """
-    shape = getattr(X, "shape", None)
-    narrow = shape is not None and len(shape) == 2 and shape[1] <= NARROW_FEATURES
-    if not (narrow or _is_sparse(X)):
-        return busy_machine_threads()
-    import scipy.linalg  # noqa: F401
-
-    return sparse_solver_threads(True)
-
-
-def _is_sparse(X) -> bool:
     import scipy.sparse as sp
 
-    return sp.issparse(X)
+    shape = getattr(X, "shape", None)
+    narrow = shape is not None and len(shape) == 2 and shape[1] <= NARROW_FEATURES
+    return _one_blas_thread() if narrow or sp.issparse(X) else busy_machine_threads()
 
 
 def parallel_threads() -> int:

@@ -413,10 +413,11 @@ class SDPRelaxedTSVM(KernelTransductiveBase):
         """
         check_is_fitted(self, "classes_")
         if self._is_one_vs_rest():
-            final = self._one_vs_rest_decision(X)
             if not hasattr(self, "supervised_rows_"):   # fitted before the claims rule
-                return final
-            K = self._test_kernel(X)[:, self.supervised_rows_]
-            return claimed_scores(K @ self.supervised_dual_coef_.T
+                return self._one_vs_rest_decision(X)
+            # one test kernel for the final SVMs of every class and the supervised ones
+            K = self._test_kernel(X)
+            final = np.column_stack([e._svm.decision_function(K) for e in self.estimators_])
+            return claimed_scores(K[:, self.supervised_rows_] @ self.supervised_dual_coef_.T
                                   + self.supervised_intercept_, final > 0)
         return self._svm.decision_function(self._test_kernel(X))
