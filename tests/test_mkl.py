@@ -89,6 +89,32 @@ def test_lp_and_projection_against_cvxpy(rng):
     np.testing.assert_allclose(got, z.value, atol=1e-5)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_projection_by_constraint_generation_equals_the_full_qp(seed):
+    """Many cuts, few active (the level method's late iterations): the working-set
+    projection equals one QP over every cut, and the sort-based simplex projection equals
+    cvxpy's QP."""
+    from semisup.solvers.projection import _project_qp, project_onto_simplex
+
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(seed)
+    m, J = 30, 200
+    p0 = rng.dirichlet(np.ones(m))
+    A = rng.normal(size=(J, m))
+    c = rng.normal(size=J)
+    p_star, theta = min_max_affine_on_simplex(c, A)
+    h = c - theta - 0.1 * rng.random()               # a non-empty level set
+    got = project_onto_simplex_polyhedron(p0, -A, -h)
+    full = _project_qp(p0, -A, -h, 1e-9)
+    np.testing.assert_allclose(got, full, atol=1e-6)
+    assert got.min() >= 0 and got.sum() == pytest.approx(1.0)
+    assert np.max(-A @ got + h) <= 1e-7 * max(1.0, np.abs(h).max())
+    v = rng.normal(size=m)
+    z = cp.Variable(m)
+    cp.Problem(cp.Minimize(cp.sum_squares(z - v)), [z >= 0, cp.sum(z) == 1]).solve()
+    np.testing.assert_allclose(project_onto_simplex(v), z.value, atol=1e-6)
+
+
 def test_x_squared_toy_level_step():
     """The worked example of the thesis: min x^2 on [-4, 4] from x0 = -3 (digest §3.3).
 
