@@ -1213,6 +1213,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                     help="address-space limit of each child (0: none)")
     ap.add_argument("--resume", action="store_true", help="continue the run in the .jsonl")
     ap.add_argument("--render", action="store_true", help="only re-render the .md")
+    ap.add_argument("--pool", nargs="+", default=None, metavar="RUN",
+                    help="render one report over the records of several runs (results "
+                         "names, e.g. the SSL-book run and the UCI/IDA run: the issue's "
+                         "benchmark is both) into --name; runs nothing")
     ap.add_argument("--quick", action="store_true",
                     help="a few cells (smoke run; rewrites defaults_quick.*)")
     ap.add_argument("--name", default=None,
@@ -1231,6 +1235,15 @@ def main(argv: Sequence[str] | None = None) -> str:
     name = args.name or ("defaults_quick" if args.quick else "defaults")
     jsonl = args.results_dir / f"{name}.jsonl"
     md = args.results_dir / f"{name}.md"
+    if args.pool:
+        if not args.name:
+            raise SystemExit("--pool needs --name (the pooled report's results name)")
+        missing = [n for n in args.pool if not (args.results_dir / f"{n}.jsonl").exists()]
+        if missing:
+            raise SystemExit(f"--pool: no records for {missing} in {args.results_dir}")
+        records = [r for run_name in args.pool
+                   for r in read_records(args.results_dir / f"{run_name}.jsonl")]
+        return render(records, md)
     if args.render:
         return render(read_records(jsonl), md)
     if args.quick:

@@ -233,7 +233,7 @@ def test_inexact_sdp_is_degenerate():
         warnings.simplefilter("ignore")
         warnings.simplefilter("always", DegenerateFitWarning)
         with pytest.warns(DegenerateFitWarning, match="max_iter"):
-            semisup.SDPRelaxedTSVM(solver="scs", max_iter=5).fit(X, y)
+            semisup.SDPRelaxedTSVM(solver="scs", max_iter=5, fallback="none").fit(X, y)
 
 
 def test_degenerate_warning_is_a_collapse_warning_naming_the_estimator():

@@ -32,7 +32,7 @@ def _three_blobs(n_per_class: int = 10, seed: int = 0):
 # small, fast settings (the equivalence holds for any parameters)
 CASES = {
     "ConvexTSVM": (ConvexTSVM, dict(C_l=10.0, fallback="none")),
-    "SDPRelaxedTSVM": (SDPRelaxedTSVM, dict(C=10.0)),
+    "SDPRelaxedTSVM": (SDPRelaxedTSVM, dict(C=10.0, fallback="none")),
     "RhoTSVM": (RhoTSVM, dict(rho=0.5, C=10.0, fallback="none")),
     "MixtureSSL": (MixtureSSL, dict(random_state=0, fallback="none")),
     "UniversumSVM": (UniversumSVM, dict(C=10.0)),

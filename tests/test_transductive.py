@@ -78,8 +78,8 @@ def test_rtsvm_lower_bounds_enumerated_labelings(solver):
     """n = 10: RTSVM optimum (eq. 3.2) <= the bias-free SVM value of every balanced labeling."""
     X, y, yt = blobs(n=10, l_per_class=2, sep=1.5, seed=1)
     C, gamma, bal = 1.0, 0.5, 0.4
-    est = SDPRelaxedTSVM(C=C, gamma=gamma, balance=bal, solver=solver, stop="gap", tol=1e-8
-                         if solver == "clarabel" else 1e-5).fit(X, y)
+    est = SDPRelaxedTSVM(C=C, gamma=gamma, balance=bal, solver=solver, stop="gap",
+                         fallback="none", tol=1e-8 if solver == "clarabel" else 1e-5).fit(X, y)
     K = kernel_matrix(X, kernel="rbf", gamma=gamma)
     lab, unl = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
     best = np.inf
@@ -140,7 +140,7 @@ def test_rtsvm_labels_are_the_anchor_rounding_of_M(solver):
     """transduction_ = sign(M[:, L] y_L) on both routes (M from the cone, or R R^T), and the
     labeled rows keep their labels."""
     X, y, _ = blobs(n=24, l_per_class=2, sep=2.5, seed=5)
-    est = SDPRelaxedTSVM(gamma=0.5, solver=solver,
+    est = SDPRelaxedTSVM(gamma=0.5, solver=solver, fallback="none",
                          tol=1e-7 if solver == "clarabel" else 1e-5).fit(X, y)
     M = est.label_matrix_ if solver == "clarabel" else est.label_factor_ @ est.label_factor_.T
     lab = np.flatnonzero(y != -1)
@@ -173,9 +173,9 @@ def test_rtsvm_stops_when_its_labels_settle():
     assert not gap.settled and len(gap.history) > len(res.history)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        est = SDPRelaxedTSVM(gamma=0.5, balance=0.5, tol=1e-9).fit(X, y)
+        est = SDPRelaxedTSVM(gamma=0.5, balance=0.5, tol=1e-9, fallback="none").fit(X, y)
     assert est.status_ == "labels_settled" and est.n_iter_ >= SETTLE_ROUNDS + 1
-    ref = SDPRelaxedTSVM(gamma=0.5, balance=0.5, stop="gap").fit(X, y)
+    ref = SDPRelaxedTSVM(gamma=0.5, balance=0.5, stop="gap", fallback="none").fit(X, y)
     assert ref.status_ == "optimal"
     np.testing.assert_array_equal(est.transduction_, ref.transduction_)
 
@@ -183,7 +183,7 @@ def test_rtsvm_stops_when_its_labels_settle():
 def test_rtsvm_lowrank_warns_when_stopped_early():
     X, y, _ = blobs(n=30, seed=4)
     with pytest.warns(ConvergenceWarning, match="raise max_iter"):
-        est = SDPRelaxedTSVM(max_iter=1).fit(X, y)
+        est = SDPRelaxedTSVM(max_iter=1, fallback="none").fit(X, y)
     assert est.status_ == "max_iter"
     assert est.dual_objective_ <= est.objective_
 

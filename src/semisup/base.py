@@ -185,6 +185,11 @@ class SupervisedFallbackMixin:
     #: whether the guard folds around a class of a single labeled row
     #: (:func:`semisup.safety.guard_folds`); measured to help with a linear counterpart only
     _guard_keeps_singletons = False
+    #: most unlabeled rows in a fold fit of the guard (``None``: all of them).  A method
+    #: whose fit grows faster than linearly in ``n`` sets it; each fold then fits the
+    #: labeled rows and this many unlabeled rows drawn once (seed ``random_state``), and
+    #: scores every row out of sample as before
+    _guard_max_unlabeled: int | None = None
 
     def _supervised_counterpart(self):
         """The unfitted supervised counterpart (fitted on the labeled rows only)."""
@@ -227,11 +232,16 @@ class SupervisedFallbackMixin:
                                        **self._guard_fold_params(data.X))
         counterpart = self._supervised_counterpart()
 
+        fit_rows = self._guard_fit_rows(data)
+
         def fit_predict(which: str, train: np.ndarray, rows: np.ndarray):
             if which == "supervised":
                 model = clone(counterpart).fit(data.X[train], codes[train])
-            else:
+            elif fit_rows is None:
                 model = inner.fit(data.X, hide_rows(codes, train), **fit_params)
+            else:
+                model = inner.fit(data.X[fit_rows], hide_rows(codes, train)[fit_rows],
+                                  **fit_params)
             X_rows = data.X[rows]
             return model.predict(X_rows), decision_values(model, X_rows, proba=True)
 
@@ -243,6 +253,18 @@ class SupervisedFallbackMixin:
             self.cv_scores_ = result
             return self
         return self._use_counterpart(data, result)
+
+    def _guard_fit_rows(self, data) -> np.ndarray | None:
+        """The rows of the guard's semi-supervised fold fits: every labeled row and at most
+        :attr:`_guard_max_unlabeled` unlabeled rows drawn once for all folds (``None``: every
+        row)."""
+        cap = self._guard_max_unlabeled
+        if cap is None or data.unlabeled.size <= cap:
+            return None
+        seed = getattr(self, "random_state", None)
+        rng = np.random.default_rng(seed if isinstance(seed, (int, np.integer)) else 0)
+        keep = rng.choice(data.unlabeled, size=cap, replace=False)
+        return np.sort(np.concatenate([data.labeled, keep]))
 
     def _use_counterpart(self, data, cv_scores=None):
         """Replace the fit by the supervised counterpart on the labeled rows of ``data``
