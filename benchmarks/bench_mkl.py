@@ -278,8 +278,9 @@ MISS_REASONS = {
     "SILP": "the thesis's SILP (SimpleMKL toolbox, MOSEK LP) took {th:.0f} s, at least "
             "{th_it:.2f} s per iteration under its 500-iteration cap; here an SILP "
             "iteration (one warm-started SMO, one warm HiGHS LP) cost {ms_other:.1f} ms of "
-            "CPU against {ms_level:.1f} ms for a level iteration (its projection QP over "
-            "all cuts), so the saving rests on the iteration counts alone: "
+            "CPU against {ms_level:.1f} ms for a level iteration (its projection QP, by "
+            "constraint generation over the cuts), so the saving rests on the iteration "
+            "counts alone: "
             "{it_level:.0f} (level, duality gap at its own iterate) against "
             "{it_other:.0f} (SILP)",
     "SD": "SimpleMKL's time varies several-fold between splits ({sd_nc} of the runs "
