@@ -35,9 +35,9 @@ EIGEN_FLOOR = 1e-10
 SETTLE_ROUNDS = 5
 #: ``fallback="cv"``: unlabeled rows in each fold fit of the guard (all labeled rows are
 #: kept).  The relaxation costs 10-30 s at 1,500 rows, so three full-size folds put the
-#: guard past a minute; on 27 development cells (11 UCI / IDA and 6 SSL-book sets, split or
-#: seed 3) the guard decided the same at 250 rows as with every row, at 2-60x less CPU
-#: (``benchmarks/results/rtsvm_guard.md``).
+#: guard past a minute; on 21 development cells (8 UCI / IDA and 5 SSL-book sets, split or
+#: seed 3) the guard decided the same at 250 rows as with every row, the whole fit taking
+#: a median 9.7x less CPU (``benchmarks/results/rtsvm_guard.md``).
 GUARD_MAX_UNLABELED = 250
 
 
