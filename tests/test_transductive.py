@@ -180,6 +180,51 @@ def test_rtsvm_stops_when_its_labels_settle():
     np.testing.assert_array_equal(est.transduction_, ref.transduction_)
 
 
+def test_rtsvm_kernel_factor_of_a_given_rank_is_the_best_approximation():
+    """kernel_factor(K, rank): the leading eigenpairs, so ||K - F F^T||_2 is the first
+    eigenvalue left out; without rank the factor reproduces K."""
+    from semisup.transductive.rtsvm import kernel_factor
+
+    X, _, _ = blobs(n=40, seed=6)
+    K = kernel_matrix(X, kernel="rbf", gamma=0.5)
+    w = np.linalg.eigvalsh(K)[::-1]
+    F = kernel_factor(K, rank=5)
+    assert F.dense.shape == (40, 5)
+    np.testing.assert_allclose(np.linalg.norm(K - F.dense @ F.dense.T, 2), w[5], rtol=1e-8)
+    full = kernel_factor(K)
+    G = full.matvec(np.eye(full.p))
+    np.testing.assert_allclose(G @ G.T, K, atol=1e-8)
+
+
+def test_rtsvm_multiclass_factor_is_truncated_above_spectral_rank(monkeypatch):
+    """Beyond two classes and SPECTRAL_RANK rows the one-vs-rest relaxations share the
+    factor of the kernel's leading eigenpairs (here the rank is lowered to 12 on 45 rows):
+    every binary problem sees that factor, and an easy problem is transduced as with the
+    full factor."""
+    import semisup.transductive.rtsvm as rt
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(c, 0.4, size=(15, 2)) for c in ((0, 0), (4, 0), (0, 4))])
+    truth = np.repeat([0, 1, 2], 15)
+    y = np.full(45, -1)
+    y[[0, 1, 15, 16, 30, 31]] = truth[[0, 1, 15, 16, 30, 31]]
+    full = SDPRelaxedTSVM(gamma=0.5, fallback="none").fit(X, y)
+    ranks = []
+    original = rt.kernel_factor
+
+    def recording(K, rank=None):
+        F = original(K, rank)
+        ranks.append(F.p)
+        return F
+
+    monkeypatch.setattr(rt, "kernel_factor", recording)
+    monkeypatch.setattr(rt, "SPECTRAL_RANK", 12)
+    cut = SDPRelaxedTSVM(gamma=0.5, fallback="none").fit(X, y)
+    assert ranks == [12]                     # one factor, shared by the three problems
+    np.testing.assert_array_equal(cut.transduction_, full.transduction_)
+    np.testing.assert_array_equal(cut.transduction_, truth)
+
+
 def test_rtsvm_lowrank_warns_when_stopped_early():
     X, y, _ = blobs(n=30, seed=4)
     with pytest.warns(ConvergenceWarning, match="raise max_iter"):

@@ -30,6 +30,12 @@ from semisup._validation import (
 from semisup.base import SemiSupervisedClassifierMixin
 from semisup.kernels import default_gamma, kernel_matrix
 
+#: Rank of the truncated kernel factor of the relaxations beyond two classes (one problem
+#: per class on one factor: ConvexTSVM's spectral route, SDPRelaxedTSVM's leading
+#: eigenpairs), and ConvexTSVM's ``n_components='auto'`` with ``solver='spectral'``
+#: (``benchmarks/results/ctsvm_multiclass.md``, ``rtsvm_multiclass.md``).
+SPECTRAL_RANK = 300
+
 logger = get_logger(__name__)
 
 

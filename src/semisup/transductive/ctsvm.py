@@ -28,7 +28,7 @@ from semisup.solvers.lowrank_sdp import (
     sparse_or_dense_mean,
 )
 from semisup.solvers.svm import fit_precomputed_svm
-from semisup.transductive._base import KernelTransductiveBase, centre_kernel
+from semisup.transductive._base import SPECTRAL_RANK, KernelTransductiveBase, centre_kernel
 from semisup.transductive._sdp import ctsvm_sdp, ctsvm_vectors
 
 logger = logging.getLogger("semisup.transductive.ctsvm")
@@ -38,10 +38,8 @@ SOLVERS = ("auto", "scs", "clarabel", "lowrank", "nystroem", "spectral")
 # (8 n^2 bytes, 3.2 GB at 20,000 rows, and an O(n^3) Cholesky); beyond it 'auto' takes the
 # Nystroem-feature route, which never forms an n x n matrix.
 DENSE_KERNEL_MAX = 20_000
-# Rank of the spectral factor of 'auto' beyond two classes, and of n_components='auto' with
-# solver='spectral'; landmarks of n_components='auto' with solver='nystroem'
-# (benchmarks/results/ctsvm_multiclass.md).
-SPECTRAL_RANK = 300
+# Landmarks of n_components='auto' with solver='nystroem'; the spectral route's rank is
+# SPECTRAL_RANK (semisup.transductive._base)
 NYSTROEM_COMPONENTS = 1000
 # tol='auto': the exact, kernel and Nystroem routes solve to 1e-5; the spectral route to 1e-3,
 # the rank-m truncation having changed the problem by more (the same accuracy at 1e-3 and

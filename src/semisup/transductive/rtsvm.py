@@ -22,7 +22,7 @@ from semisup.linear.s4vm import claimed_scores
 from semisup.solvers.lowrank_rtsvm import rtsvm_lowrank
 from semisup.solvers.lowrank_sdp import FeatureFactor
 from semisup.solvers.svm import fit_precomputed_svm
-from semisup.transductive._base import KernelTransductiveBase
+from semisup.transductive._base import SPECTRAL_RANK, KernelTransductiveBase
 from semisup.transductive._sdp import rtsvm_sdp
 
 #: Eigenvalues of the kernel below this fraction of the largest are dropped from its factor.
@@ -41,16 +41,22 @@ SETTLE_ROUNDS = 5
 GUARD_MAX_UNLABELED = 250
 
 
-def kernel_factor(K: np.ndarray) -> FeatureFactor:
+def kernel_factor(K: np.ndarray, rank: int | None = None) -> FeatureFactor:
     """A factor ``F`` with ``F F^T = K`` (to :data:`EIGEN_FLOOR`) for the low-rank route.
 
     The eigenvectors scaled by the roots of the eigenvalues kept when fewer than half of them
     remain (smooth kernels on few features: 79 of 2,000 on IDA banana, 471 of 768 on pima,
     each product then costs ``n p`` instead of ``n^2``); otherwise the Cholesky factor
     (products through BLAS ``trmm``, half the work of a dense square factor), of ``K`` plus a
-    jitter of ``1e-10`` times its mean diagonal for duplicate rows.
+    jitter of ``1e-10`` times its mean diagonal for duplicate rows.  With ``rank``: the
+    ``rank`` leading eigenpairs only, ``F F^T`` the best rank-``rank`` approximation of ``K``
+    (the factor of more than two classes, see :class:`SDPRelaxedTSVM`).
     """
     n = K.shape[0]
+    if rank is not None and rank < n:
+        w, U = sla.eigh(K, subset_by_index=[n - rank, n - 1], check_finite=False)
+        keep = w > EIGEN_FLOOR * max(float(w[-1]), 1e-300)
+        return FeatureFactor(dense=np.ascontiguousarray(U[:, keep] * np.sqrt(w[keep])))
     w, U = sla.eigh(K, check_finite=False)
     keep = w > EIGEN_FLOOR * max(float(w[-1]), 1e-300)
     if np.count_nonzero(keep) < n // 2:
@@ -279,8 +285,10 @@ class SDPRelaxedTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
         if data.classes.size > 2:
             self.gamma_ = self._kernel_params(data.X)
             K = self._train_kernel(data.X)
-            # one kernel and one factor for every one-vs-rest problem
-            F = self._factor(data.X, K) if self.solver in ("auto", "lowrank") else None
+            # one kernel and one factor for every one-vs-rest problem, truncated to its
+            # leading eigenpairs: k relaxations on the full factor timed out on coil
+            F = (self._factor(data.X, K, rank=SPECTRAL_RANK)
+                 if self.solver in ("auto", "lowrank") else None)
             self._claims_kernel = K                  # for _combine_one_vs_rest
             try:
                 self._fit_one_vs_rest(data, shared={"_shared_kernel": (self.gamma_, K, F)})
@@ -357,11 +365,12 @@ class SDPRelaxedTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
         self.eigen_ratio_ = float(np.linalg.eigvalsh(res.M)[-1] / max(np.trace(res.M), 1e-12))
         return res.M[:, labeled] @ y_l / y_l.size
 
-    def _factor(self, X, K) -> FeatureFactor:
-        """The low-rank route's factor of the kernel (``X`` itself for the linear one)."""
+    def _factor(self, X, K, rank: int | None = None) -> FeatureFactor:
+        """The low-rank route's factor of the kernel (``X`` itself for the linear one), of
+        rank at most ``rank``."""
         if self.kernel == "linear":
             return FeatureFactor(X=X, mean=np.zeros(X.shape[1]))
-        return kernel_factor(K)
+        return kernel_factor(K, rank)
 
     def _solve_lowrank(self, F, labeled, y_l, C, balance) -> np.ndarray:
         """Eq. 3.2 in factored form (:func:`rtsvm_lowrank`); returns the anchor scores
