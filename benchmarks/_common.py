@@ -378,6 +378,19 @@ def resumable_cells(name: str, cells, measure: Callable, load: Callable) -> list
     return records
 
 
+def cells_main(doc: str, name: str, cells, measure: Callable, render: Callable,
+               load: Callable) -> None:
+    """Command line of a cell-by-cell benchmark: measure the cells not yet in
+    ``results/<name>.jsonl`` (:func:`resumable_cells`), then ``render`` every record;
+    ``--render`` only renders."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--render", action="store_true", help="report from the .jsonl only")
+    args = ap.parse_args()
+    render(resumable_cells(name, [] if args.render else cells, measure, load))
+
+
 def secstr_full(n_labeled: int = 10000, split: int = 0, dtype=np.float64):
     """SecStr one-hot with its extra unlabeled windows: 1,273,151 x 315 CSR, 19M non-zeros.
 

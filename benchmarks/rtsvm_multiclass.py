@@ -17,14 +17,13 @@ Run::
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import fit_default, report, resumable_cells, table  # noqa: E402
+from _common import cells_main, fit_default, report, table  # noqa: E402
 from bench_defaults import load_set  # noqa: E402
 
 NAME = "rtsvm_multiclass"
@@ -69,12 +68,5 @@ def render(records: list[dict]) -> str:
                   "leading eigenpairs", [__doc__.split("\n\n")[1], table(head, rows)])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--render", action="store_true")
-    args = ap.parse_args()
-    render(resumable_cells(NAME, [] if args.render else CELLS, measure, load_set))
-
-
 if __name__ == "__main__":
-    main()
+    cells_main(__doc__, NAME, CELLS, measure, render, load_set)
