@@ -168,7 +168,8 @@ class SDPRelaxedTSVM(SupervisedFallbackMixin, KernelTransductiveBase):
         fit as a whole.  The default since the benchmark of defaults: without it the
         relaxation was within a point of ``SVC()`` on 28 of 48 SSL-book, UCI and IDA cells
         (german, 100 labels: -6.8 points; ionosphere: -13.5;
-        ``benchmarks/results/defaults_r3s15_pooled.md``).
+        ``benchmarks/results/defaults_r3s15_pooled.md``), with it on 46 of 48, each fit
+        within a minute (``defaults_r3s16_pooled.md``).
 
     Attributes
     ----------
