@@ -53,6 +53,7 @@ that on a loaded one, see the report's load line)::
     nice -n 10 python benchmarks/bench_defaults.py            # then --resume if stopped
     python benchmarks/bench_defaults.py --render
     python benchmarks/bench_defaults.py --quick                # smoke run: defaults_quick.md
+    python benchmarks/bench_defaults.py --pool SSL_RUN UCI_RUN --name POOLED  # one report
 """
 
 from __future__ import annotations

@@ -243,7 +243,19 @@ MEASURED = (
     "CPU-ms with SCS 3.3.1 (MKL); a throwaway probe (SCS's verbose log on the sweep task, "
     "script not kept) had the primal residual at 1.8e-2 after 2,500 iterations with SCS's "
     "adaptive scale (fallen to 3.9e-5), against 6.7e-3 after 1,500 with the scale fixed "
-    "at 1: the reason for the tables' setting.")
+    "at 1: the reason for the tables' setting.\n\n"
+    "Then on this machine (2 shared cores; Python 3.11, SCS 3.3.1 with MKL; the tables' SDP "
+    "fits of the published method, `MixtureSSL(fallback='none')`), one worker per call, "
+    "the two calls side by side:\n\n"
+    "3. `python benchmarks/bench_weak_sdp.py --part run --workers 1 --minutes 70 "
+    "--fit-limit 300 --no-sweep --tasks-file benchmarks/results/weak_sdpconv_tasks3.json "
+    "--out OUT3`: the 44 USPS tasks of irrelevant digits 3, 4, 6, 7 and 9 whose CV choice "
+    "is C = 1, never attempted before;\n"
+    "4. `python benchmarks/bench_weak_sdp.py --part run --workers 1 --minutes 55 "
+    "--fit-limit 600 --no-sweep --tasks-file benchmarks/results/weak_sdpconv_tasks4.json "
+    "--out OUT4`: the 26 tasks whose CV choice is C >= 10 and that had no converged fit, "
+    "C = 10 first, with a 600-s limit (240 s in the first call).\n\n"
+    "Their lines were appended to `weak_sdpconv_runs.jsonl`.")
 
 
 def sdpconv_report() -> str:
