@@ -254,7 +254,13 @@ MEASURED = (
     "4. `python benchmarks/bench_weak_sdp.py --part run --workers 1 --minutes 55 "
     "--fit-limit 600 --no-sweep --tasks-file benchmarks/results/weak_sdpconv_tasks4.json "
     "--out OUT4`: the 26 tasks whose CV choice is C >= 10 and that had no converged fit, "
-    "C = 10 first, with a 600-s limit (240 s in the first call).\n\n"
+    "C = 10 first, with a 600-s limit (240 s in the first call), and the same tasks in the "
+    "reverse order (`--minutes 44`, tasks file reversed) once call 3 had ended; stopped when "
+    "every task had a converged fit;\n"
+    "5. `python benchmarks/bench_weak_sdp.py --part run --workers 2 --minutes 12 "
+    "--fit-limit 600 --no-sweep --tasks-file benchmarks/results/weak_sdpconv_tasks5.json "
+    "--out OUT5`: the two fits the second call's deadline had cut short (USPS digit 2, runs "
+    "7 and 9).\n\n"
     "Their lines were appended to `weak_sdpconv_runs.jsonl`.")
 
 
