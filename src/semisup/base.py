@@ -233,14 +233,14 @@ class SupervisedFallbackMixin:
         counterpart = self._supervised_counterpart()
 
         fit_rows = self._guard_fit_rows(data)
+        X_fit = data.X if fit_rows is None else data.X[fit_rows]   # sliced once for all folds
 
         def fit_predict(which: str, train: np.ndarray, rows: np.ndarray):
             if which == "supervised":
                 model = clone(counterpart).fit(data.X[train], codes[train])
-            elif fit_rows is None:
-                model = inner.fit(data.X, hide_rows(codes, train), **fit_params)
             else:
-                model = inner.fit(data.X[fit_rows], hide_rows(codes, train)[fit_rows],
+                hidden = hide_rows(codes, train)
+                model = inner.fit(X_fit, hidden if fit_rows is None else hidden[fit_rows],
                                   **fit_params)
             X_rows = data.X[rows]
             return model.predict(X_rows), decision_values(model, X_rows, proba=True)

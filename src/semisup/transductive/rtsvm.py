@@ -53,13 +53,11 @@ def kernel_factor(K: np.ndarray, rank: int | None = None) -> FeatureFactor:
     (the factor of more than two classes, see :class:`SDPRelaxedTSVM`).
     """
     n = K.shape[0]
-    if rank is not None and rank < n:
-        w, U = sla.eigh(K, subset_by_index=[n - rank, n - 1], check_finite=False)
-        keep = w > EIGEN_FLOOR * max(float(w[-1]), 1e-300)
-        return FeatureFactor(dense=np.ascontiguousarray(U[:, keep] * np.sqrt(w[keep])))
-    w, U = sla.eigh(K, check_finite=False)
+    truncated = rank is not None and rank < n
+    w, U = sla.eigh(K, subset_by_index=[n - rank, n - 1] if truncated else None,
+                    check_finite=False)
     keep = w > EIGEN_FLOOR * max(float(w[-1]), 1e-300)
-    if np.count_nonzero(keep) < n // 2:
+    if truncated or np.count_nonzero(keep) < n // 2:
         return FeatureFactor(dense=np.ascontiguousarray(U[:, keep] * np.sqrt(w[keep])))
     del U
     Kj = K.copy()
