@@ -112,7 +112,7 @@ def test_no_unlabeled_rows_equals_sklearn_multinomialnb(sparse, alpha):
     y = np.array(["ham", "spam", "eggs"])[rng.integers(0, 3, size=90)]
     A = sp.csr_matrix(X) if sparse else X
     ref = MultinomialNB(alpha=alpha).fit(X, y)
-    est = SemiSupervisedNB(alpha=alpha, prior_alpha=0.0, lam_u=1.0).fit(A, y)
+    est = SemiSupervisedNB(fallback="none", alpha=alpha, prior_alpha=0.0, lam_u=1.0).fit(A, y)
     assert list(est.classes_) == list(ref.classes_)
     np.testing.assert_allclose(est.feature_log_prob_, ref.feature_log_prob_, rtol=0, atol=1e-10)
     np.testing.assert_allclose(est.class_log_prior_, ref.class_log_prior_, rtol=0, atol=1e-10)
@@ -127,22 +127,22 @@ def test_no_unlabeled_rows_equals_sklearn_multinomialnb(sparse, alpha):
 def test_lambda_zero_is_supervised_naive_bayes():
     X, y, _ = _documents(2, n_labeled_per_class=5)
     lab = y >= 0
-    semi = SemiSupervisedNB(lam_u=0.0).fit(X, y)
-    sup = SemiSupervisedNB(lam_u=1.0).fit(X[lab], y[lab])
+    semi = SemiSupervisedNB(fallback="none", lam_u=0.0).fit(X, y)
+    sup = SemiSupervisedNB(fallback="none", lam_u=1.0).fit(X[lab], y[lab])
     np.testing.assert_array_equal(semi.feature_log_prob_, sup.feature_log_prob_)
     np.testing.assert_array_equal(semi.class_log_prior_, sup.class_log_prior_)
     ref = MultinomialNB(alpha=1.0).fit(X[lab], y[lab])
     np.testing.assert_allclose(semi.feature_log_prob_, ref.feature_log_prob_, atol=1e-10)
     np.testing.assert_array_equal(semi.predict(X), ref.predict(X))
     # and the unlabeled rows do move the model when lam_u > 0
-    assert not np.allclose(SemiSupervisedNB(lam_u=0.5).fit(X, y).feature_log_prob_,
-                           semi.feature_log_prob_)
+    moved = SemiSupervisedNB(fallback="none", lam_u=0.5).fit(X, y)
+    assert not np.allclose(moved.feature_log_prob_, semi.feature_log_prob_)
 
 
 def test_one_component_per_class_is_the_basic_model():
     X, y, _ = _documents(3)
     lab, unl = np.flatnonzero(y >= 0), np.flatnonzero(y < 0)
-    est = SemiSupervisedNB(lam_u=1.0, n_components_per_class=1).fit(X, y)
+    est = SemiSupervisedNB(fallback="none", lam_u=1.0, n_components_per_class=1).fit(X, y)
     res = multinomial_em(X[lab], y[lab], X[unl], np.arange(3), lam_u=1.0)
     np.testing.assert_allclose(est.feature_log_prob_, res.log_theta, atol=1e-12)
     np.testing.assert_array_equal(est.component_class_, [0, 1, 2])
@@ -176,8 +176,9 @@ def test_several_components_fit_a_class_made_of_two_topics():
     y = np.full(600, -1)
     for k in range(3):
         y[np.flatnonzero(z == k)[:3]] = y_true[np.flatnonzero(z == k)[:3]]
-    single = SemiSupervisedNB(lam_u=1.0).fit(X, y)
-    multi = SemiSupervisedNB(lam_u=1.0, n_components_per_class=2, random_state=0).fit(X, y)
+    single = SemiSupervisedNB(fallback="none", lam_u=1.0).fit(X, y)
+    multi = SemiSupervisedNB(fallback="none", lam_u=1.0, n_components_per_class=2,
+                             random_state=0).fit(X, y)
     assert multi.feature_log_prob_.shape == (4, d)
     acc_single = np.mean(single.transduction_ == y_true)
     acc_multi = np.mean(multi.transduction_ == y_true)
@@ -186,7 +187,7 @@ def test_several_components_fit_a_class_made_of_two_topics():
     P = np.exp(multi.feature_log_prob_[:2])
     assert abs(P[0, :15].sum() - P[1, :15].sum()) > 0.8
     # one count per class: two components for the two-topic class, one for the blend
-    per_class = SemiSupervisedNB(lam_u=1.0, n_components_per_class=[2, 1],
+    per_class = SemiSupervisedNB(fallback="none", lam_u=1.0, n_components_per_class=[2, 1],
                                  random_state=0).fit(X, y)
     np.testing.assert_array_equal(per_class.component_class_, [0, 0, 1])
     assert np.mean(per_class.transduction_ == y_true) > 0.9
@@ -203,7 +204,7 @@ def test_unlabeled_documents_help_with_few_labels():
                                   n_labeled_per_class=1, concentration=0.5)
         test = y < 0
         nb = MultinomialNB().fit(X[~test], y[~test])
-        em = SemiSupervisedNB(lam_u=1.0).fit(X, y)
+        em = SemiSupervisedNB(fallback="none", lam_u=1.0).fit(X, y)
         gains.append(np.mean(em.transduction_[test] == y_true[test])
                      - np.mean(nb.predict(X[test]) == y_true[test]))
         assert np.all(np.diff(em.log_likelihood_) >= -1e-8 * abs(em.log_likelihood_[-1]))
@@ -212,29 +213,31 @@ def test_unlabeled_documents_help_with_few_labels():
 
 def test_auto_lambda_by_labeled_cross_validation():
     X, y, _ = _documents(5, n=300, n_labeled_per_class=4)
-    est = SemiSupervisedNB(random_state=0).fit(X, y)
-    assert set(est.cv_scores_) == set(AUTO_LAM_GRID)
+    est = SemiSupervisedNB(fallback="none", random_state=0).fit(X, y)
+    assert set(est.lam_u_scores_) == set(AUTO_LAM_GRID)
     assert est.lam_u_ in AUTO_LAM_GRID
-    best = max(est.cv_scores_.values())
-    assert est.cv_scores_[est.lam_u_] == best
-    assert est.lam_u_ == max(k for k, v in est.cv_scores_.items() if v == best)
-    again = SemiSupervisedNB(lam_u=est.lam_u_).fit(X, y)
+    best = max(est.lam_u_scores_.values())
+    assert est.lam_u_scores_[est.lam_u_] == best
+    assert est.lam_u_ == max(k for k, v in est.lam_u_scores_.items() if v == best)
+    again = SemiSupervisedNB(fallback="none", lam_u=est.lam_u_).fit(X, y)
     np.testing.assert_allclose(again.feature_log_prob_, est.feature_log_prob_)
     # fewer than 3 labeled rows in a class: the paper's lambda = 1, no cross-validation
     X, y, _ = _documents(5, n=300, n_labeled_per_class=2)
-    est = SemiSupervisedNB(random_state=0).fit(X, y)
-    assert est.lam_u_ == 1.0 and est.cv_scores_ is None
+    est = SemiSupervisedNB(fallback="none", random_state=0).fit(X, y)
+    assert est.lam_u_ == 1.0 and est.lam_u_scores_ is None
 
 
 def test_sparse_dense_float32_pickle_and_determinism():
     X, y, _ = _documents(6)
-    dense = SemiSupervisedNB(lam_u=1.0, n_components_per_class=2, random_state=3).fit(X, y)
-    sparse = SemiSupervisedNB(lam_u=1.0, n_components_per_class=2,
+    dense = SemiSupervisedNB(fallback="none", lam_u=1.0, n_components_per_class=2,
+                             random_state=3).fit(X, y)
+    sparse = SemiSupervisedNB(fallback="none", lam_u=1.0, n_components_per_class=2,
                               random_state=3).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(sparse.feature_log_prob_, dense.feature_log_prob_, atol=1e-10)
-    again = SemiSupervisedNB(lam_u=1.0, n_components_per_class=2, random_state=3).fit(X, y)
+    again = SemiSupervisedNB(fallback="none", lam_u=1.0, n_components_per_class=2,
+                             random_state=3).fit(X, y)
     np.testing.assert_array_equal(again.feature_log_prob_, dense.feature_log_prob_)
-    f32 = SemiSupervisedNB(lam_u=1.0, n_components_per_class=2,
+    f32 = SemiSupervisedNB(fallback="none", lam_u=1.0, n_components_per_class=2,
                            random_state=3).fit(sp.csr_matrix(X, dtype=np.float32), y)
     np.testing.assert_allclose(f32.feature_log_prob_, dense.feature_log_prob_, atol=1e-6)
     np.testing.assert_array_equal(f32.predict(X.astype(np.float32)), dense.predict(X))
@@ -249,7 +252,7 @@ def test_sparse_dense_float32_pickle_and_determinism():
 def test_long_documents_are_numerically_stable():
     """Posteriors of documents of 10^6 words: log-sum-exp, never 0/0."""
     X, y, _ = _documents(7)
-    est = SemiSupervisedNB(lam_u=1.0).fit(X * 1000, y)
+    est = SemiSupervisedNB(fallback="none", lam_u=1.0).fit(X * 1000, y)
     P = est.predict_proba(X * 1e5)
     assert np.all(np.isfinite(P)) and np.allclose(P.sum(axis=1), 1.0)
     assert np.all(np.isfinite(est.log_likelihood_))
@@ -261,18 +264,18 @@ def test_collapse_warning():
     Xu = np.tile([[4.0, 0, 1]], (30, 1))
     y = np.r_[0, 1, np.full(30, -1)]
     with pytest.warns(CollapseWarning, match="collapsed to one class"):
-        SemiSupervisedNB(lam_u=1.0).fit(np.r_[X, Xu], y)
+        SemiSupervisedNB(fallback="none", lam_u=1.0).fit(np.r_[X, Xu], y)
     X, y, _ = _documents(8)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CollapseWarning)
-        SemiSupervisedNB(lam_u=1.0).fit(X, y)
+        SemiSupervisedNB(fallback="none", lam_u=1.0).fit(X, y)
 
 
 def test_bad_input():
     X, y, _ = _documents(9)
     with pytest.raises(ValueError, match="non-negative"):
         SemiSupervisedNB().fit(-X, y)
-    est = SemiSupervisedNB(lam_u=1.0).fit(X, y)
+    est = SemiSupervisedNB(fallback="none", lam_u=1.0).fit(X, y)
     with pytest.raises(ValueError, match="non-negative"):
         est.predict(-X)
     for lam in (1.5, -0.1, "bad", None, True):
@@ -292,7 +295,7 @@ def test_convergence_warning_names_max_iter():
 
     X, y, _ = _documents(11)
     with pytest.warns(ConvergenceWarning, match="max_iter"):
-        SemiSupervisedNB(lam_u=1.0, max_iter=1, tol=1e-15).fit(X, y)
+        SemiSupervisedNB(fallback="none", lam_u=1.0, max_iter=1, tol=1e-15).fit(X, y)
 
 
 # ------------------------------------------------------------------------- scikit-learn API
@@ -324,7 +327,7 @@ def test_20newsgroups_unlabeled_documents_help(data_dir):
     tr = np.arange(lab.size + unl.size)
     te = np.arange(lab.size + unl.size, X.shape[0])
     nb = MultinomialNB().fit(X[:lab.size], y[:lab.size])
-    em = SemiSupervisedNB(lam_u=1.0).fit(X[tr], y[tr])
+    em = SemiSupervisedNB(fallback="none", lam_u=1.0).fit(X[tr], y[tr])
     acc_nb = np.mean(nb.predict(X[te]) == y[te])
     acc_em = np.mean(em.predict(X[te]) == y[te])
     # the paper's effect: unlabeled posts cut the error by a large share
@@ -342,3 +345,67 @@ def test_dense_real_valued_features_are_told_they_are_not_words():
         warnings.simplefilter("always")
         SemiSupervisedNB().fit(counts, y)
     assert not [w for w in caught if "models term counts" in str(w.message)]
+
+
+# ------------------------------------------------------------------------- the guard
+
+def _magnitudes(seed=0, n=120):
+    """Non-negative real-valued features whose class lies in the rows' magnitude (every
+    feature near 1.5 in class 0, near 3.5 in class 1): a multinomial model sees only the
+    proportions, which are the same for both classes; logistic regression separates them."""
+    rng = np.random.default_rng(seed)
+    truth = np.repeat([0, 1], n // 2)
+    X = rng.uniform(1.0, 2.0, (n, 6)) + 2.0 * truth[:, None]
+    y = np.full(n, -1)
+    y[[0, 1, 2, 3, n // 2, n // 2 + 1, n // 2 + 2, n // 2 + 3]] = [0] * 4 + [1] * 4
+    return X, y, truth
+
+
+def test_guard_on_real_valued_features_falls_back_to_logistic_regression():
+    from sklearn.linear_model import LogisticRegression
+
+    X, y, truth = _magnitudes()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = SemiSupervisedNB(fallback="none").fit(X, y)
+    model = SemiSupervisedNB().fit(X, y)
+    assert np.mean(plain.transduction_ == truth) < 0.7      # the wrong event model
+    assert model.fallback_ is True
+    assert model.cv_scores_["semi_supervised"] < model.cv_scores_["supervised"]
+    lab = y >= 0
+    reference = LogisticRegression().fit(X[lab], y[lab])
+    np.testing.assert_array_equal(model.predict(X), reference.predict(X))
+    np.testing.assert_allclose(model.predict_proba(X), reference.predict_proba(X))
+    np.testing.assert_allclose(model.predict_log_proba(X), np.log(reference.predict_proba(X)))
+    np.testing.assert_array_equal(model.transduction_[~lab], reference.predict(X[~lab]))
+    assert np.mean(model.transduction_ == truth) > 0.95
+    assert not hasattr(model, "feature_log_prob_")
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+
+
+def test_guard_keeps_a_helpful_fit_on_dense_counts():
+    # ten-word documents over a 40-word vocabulary: 22 % of the entries are non-zero, so
+    # the guard runs, and EM on the unlabeled documents beats logistic regression on 8
+    # labels (92 % against 74 % of the rows)
+    X, y, truth = _documents(0, n=300, d=40, n_classes=2, length=10, n_labeled_per_class=4,
+                             concentration=3.0)
+    assert np.count_nonzero(X) / X.size > 0.1
+    model = SemiSupervisedNB(random_state=0).fit(X, y)
+    plain = SemiSupervisedNB(random_state=0, fallback="none").fit(X, y)
+    assert model.fallback_ is False
+    assert model.cv_scores_ is not None
+    np.testing.assert_array_equal(model.transduction_, plain.transduction_)
+    np.testing.assert_allclose(model.predict_proba(X), plain.predict_proba(X))
+
+
+def test_guard_does_not_run_on_a_bag_of_words():
+    X, y, _ = _documents(2, n=300, d=600, n_classes=2, length=20, n_labeled_per_class=4)
+    X = sp.csr_matrix(X)
+    assert X.nnz / (X.shape[0] * X.shape[1]) <= 0.1
+    model = SemiSupervisedNB(random_state=0).fit(X, y)
+    assert model.fallback_ is False and model.cv_scores_ is None
+    plain = SemiSupervisedNB(random_state=0, fallback="none").fit(X, y)
+    np.testing.assert_allclose(model.feature_log_prob_, plain.feature_log_prob_)
+    with pytest.raises(ValueError, match="fallback"):
+        SemiSupervisedNB(fallback="bad").fit(X, y)

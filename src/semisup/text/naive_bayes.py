@@ -56,7 +56,8 @@ from semisup._validation import (
     check_X,
     warn_if_collapsed,
 )
-from semisup.base import SemiSupervisedClassifierMixin
+from semisup.base import SemiSupervisedClassifierMixin, SupervisedFallbackMixin
+from semisup.safety import check_fallback
 
 logger = get_logger("text.naive_bayes")
 
@@ -289,28 +290,44 @@ def _check_lam(lam_u):
     return float(lam_u)
 
 
-def _warn_if_not_words(X) -> None:
-    """Warn once when ``X`` does not look like a bag of words (too many non-zero entries).
+def looks_like_words(X) -> bool:
+    """Whether ``X`` is sparse enough to be a bag of words (dense or sparse storage).
 
     Term counts and tf-idf weights are a few percent non-zero (0.4 % for the SSL book's
-    ``text``); on dense real-valued features the multinomial model is the wrong one: on the
-    benchmark of defaults' small UCI sets with non-negative features it was below logistic
-    regression on all 8 cells, by 10 points on average
-    (``benchmarks/results/defaults_r3s7_uci2.md``).
+    ``text``, 1.5 % for pc vs mac counts); more than
+    :data:`semisup.meta.auto.COUNT_MAX_DENSITY` non-zero entries is read as real-valued
+    features, on which the multinomial model is the wrong one.
     """
     from semisup.meta.auto import COUNT_MAX_DENSITY
 
-    n = X.shape[0] * X.shape[1]
+    return _density(X) <= COUNT_MAX_DENSITY
+
+
+def _density(X) -> float:
+    """Share of non-zero entries of ``X`` (array-like or sparse; 0 when empty)."""
+    X = X if sp.issparse(X) else np.asarray(X)
+    n = X.shape[0] * X.shape[1] if X.ndim == 2 else 0
     nnz = X.nnz if sp.issparse(X) else int(np.count_nonzero(X))
-    if n and nnz / n > COUNT_MAX_DENSITY:
-        warn_at_caller(f"SemiSupervisedNB models term counts, but {100 * nnz / n:.0f} % of the "
+    return nnz / n if n else 0.0
+
+
+def _warn_if_not_words(X) -> None:
+    """Warn once when ``X`` does not look like a bag of words (:func:`looks_like_words`).
+
+    On dense real-valued features the multinomial model is the wrong one: on the benchmark
+    of defaults' small UCI sets with non-negative features it was below logistic regression
+    on all 8 cells, by 10 points on average (``benchmarks/results/defaults_r3s7_uci2.md``).
+    """
+    if not looks_like_words(X):
+        warn_at_caller(f"SemiSupervisedNB models term counts, but {100 * _density(X):.0f} % of the "
                        f"entries of X are non-zero (a bag of words has a few percent): on "
                        "real-valued features it usually loses to LogisticRegression; use "
                        "semisup.AutoClassifier, or a classifier for continuous features",
                        UserWarning)
 
 
-class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
+class SemiSupervisedNB(SupervisedFallbackMixin, SemiSupervisedClassifierMixin, ClassifierMixin,
+                       BaseEstimator):
     """Multinomial naive Bayes trained by EM on labeled and unlabeled documents.
 
     The algorithm of Nigam, McCallum, Thrun & Mitchell (2000, Table 1): fit naive Bayes to
@@ -331,6 +348,15 @@ class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
     * **EM-multi**: ``n_components_per_class`` multinomial components per class, labeled
       documents spread at random over their class's components at the start;
       ``P(class | x)`` sums the class's component posteriors.
+
+    On features that are not a bag of words (more than a tenth of the entries non-zero,
+    :func:`looks_like_words`) the multinomial model is the wrong one, and ``fallback="cv"``
+    (the default) guards the fit with the library's rule (:mod:`semisup.safety`): 3-fold
+    labeled-only cross-validation against ``LogisticRegression()``, the fit kept only when
+    it wins the guard's margin test.  On the benchmark of defaults' small UCI sets with
+    non-negative features, 8 of 10 cells were more than a point below logistic regression
+    without it (``benchmarks/results/nb_guard.md``).  On a bag of words the guard does not
+    run: ``lam_u="auto"`` already weighs supervised naive Bayes (``lam_u=0``).
 
     Input is term counts (CSR or dense, non-negative); no row normalisation is applied.
     The smoothing must stay small next to the labeled term mass of a class: on 20
@@ -362,6 +388,12 @@ class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         Seed of EM-multi's random start and of the folds of ``lam_u="auto"`` (None: 0).
     verbose : int or bool, default=0
         Log EM's progress (``logging.getLogger("semisup")``).
+    fallback : {"cv", "none"}, default="cv"
+        ``"cv"``: on features that are not a bag of words, the guard above; under a
+        fallback the estimator is ``LogisticRegression()`` fitted on the labeled rows
+        (``fallback_ is True``; ``predict``, ``predict_proba`` and ``predict_log_proba``
+        are then its, the naive Bayes attributes absent).  Costs about four fits.
+        ``"none"``: naive Bayes EM on any non-negative features.
 
     Attributes
     ----------
@@ -387,9 +419,17 @@ class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         EM iterations run in the final fit.
     lam_u_ : float
         The unlabeled weight used (chosen by ``lam_u="auto"``).
-    cv_scores_ : dict or None
+    lam_u_scores_ : dict or None
         With ``lam_u="auto"`` and cross-validation run: mean held-out accuracy of the
         labeled documents for each candidate ``lam_u``.
+    fallback_ : bool
+        Whether the guard (``fallback="cv"``) replaced the method by logistic regression.
+    supervised_estimator_ : sklearn.linear_model.LogisticRegression
+        Under a fallback only: the counterpart fitted on the labeled rows (classes
+        ``0 .. n_classes - 1``).
+    cv_scores_ : dict or None
+        The guard's held-out accuracies (see :func:`semisup.safety.guard`); ``None`` when
+        the guard did not run (a bag of words, ``fallback="none"``, or no fold).
 
     Examples
     --------
@@ -407,7 +447,7 @@ class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
 
     def __init__(self, alpha: float = 1.0, prior_alpha: float = 1.0, lam_u="auto",
                  n_components_per_class: int = 1, max_iter: int = 100, tol: float = 1e-6,
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, fallback="cv"):
         self.alpha = alpha
         self.prior_alpha = prior_alpha
         self.lam_u = lam_u
@@ -416,6 +456,7 @@ class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         self.tol = tol
         self.random_state = random_state
         self.verbose = verbose
+        self.fallback = fallback
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -437,6 +478,9 @@ class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
     def fit(self, X, y) -> SemiSupervisedNB:
         """Fit naive Bayes to the labeled rows, then run EM over all rows.
 
+        With ``fallback="cv"`` on features that are not a bag of words, the guard runs
+        first and may make the estimator logistic regression instead (class docstring).
+
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
@@ -454,19 +498,41 @@ class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         ValueError
             When ``X`` has a negative entry, or a parameter is out of range.
         """
+        check_fallback(self.fallback)
+        self._validate_params()
+        return self._fit_guarded(X, y)
+
+    def _validate_params(self) -> tuple[float | str, int]:
+        """Check the parameters; return ``lam_u`` (a number or ``"auto"``) and the seed."""
         check_real(self.alpha, "alpha", positive=True)
         check_real(self.prior_alpha, "prior_alpha", positive=False)
         lam = _check_lam(self.lam_u)
         check_int(self.max_iter, "max_iter")
         check_real(self.tol, "tol", positive=True)
-        seed = self._seed()
+        k = self.n_components_per_class
+        if isinstance(k, numbers.Integral) and not isinstance(k, bool):
+            check_int(k, "n_components_per_class")   # a per-class list is checked in the fit
+        return lam, self._seed()
+
+    def _guard_applies(self, X) -> bool:
+        """The guard runs on features that are not a bag of words (class docstring)."""
+        return not looks_like_words(X) and super()._guard_applies(X)
+
+    def _supervised_counterpart(self):
+        from sklearn.linear_model import LogisticRegression
+
+        return LogisticRegression()
+
+    def _fit_plain(self, X, y) -> None:
+        """Naive Bayes EM as published (``fallback="none"``); see :meth:`fit`."""
+        lam, seed = self._validate_params()
         data = check_semi_supervised(X, y, estimator=self, dtype=FLOAT_DTYPES)
         check_nonnegative(data.X)
         _warn_if_not_words(data.X)
         self.classes_ = data.classes
         comp = self._components(data.classes.size)
         with verbosity(self.verbose), convergence_check(self, {"nb_em": "max_iter"}):
-            self.cv_scores_ = None
+            self.lam_u_scores_ = None
             if lam == "auto":
                 lam = self._choose_lam(data, np.asarray(y), comp, seed)
             self.lam_u_ = lam
@@ -488,7 +554,6 @@ class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
                               hint="Lower lam_u (0 is supervised naive Bayes) or use more "
                                    "components per class (n_components_per_class)")
         self.transduction_ = yt
-        return self
 
     def _components(self, C: int) -> np.ndarray:
         """Class index of each mixture component, from ``n_components_per_class``."""
@@ -537,10 +602,11 @@ class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
                 L = np.asarray(data.X[test] @ res.log_theta.T, dtype=np.float64)
                 pred = _by_class(L + res.log_weights, comp, counts.size).argmax(axis=1)
                 scores[j] += np.mean(pred == y_index[test]) / cv.get_n_splits()
-        self.cv_scores_ = dict(zip(AUTO_LAM_GRID, scores.tolist(), strict=True))
+        self.lam_u_scores_ = dict(zip(AUTO_LAM_GRID, scores.tolist(), strict=True))
         best = max(range(len(scores)), key=lambda j: (round(scores[j], 12), j))
         logger.info("lam_u='auto': held-out accuracy %s -> lam_u=%g",
-                    {k: round(v, 4) for k, v in self.cv_scores_.items()}, AUTO_LAM_GRID[best])
+                    {k: round(v, 4) for k, v in self.lam_u_scores_.items()},
+                    AUTO_LAM_GRID[best])
         return float(AUTO_LAM_GRID[best])
 
     def _joint_log_likelihood(self, X) -> np.ndarray:
@@ -564,6 +630,9 @@ class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         ndarray of shape (n_samples, n_classes)
             Logarithm of the class probabilities.
         """
+        if getattr(self, "fallback_", False):
+            return self.supervised_estimator_.predict_log_proba(
+                check_X(X, estimator=self, reset=False))
         J = self._joint_log_likelihood(X)
         lse, _ = _log_rows(J)
         return J - lse[:, None]
@@ -596,5 +665,8 @@ class SemiSupervisedNB(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstim
         ndarray of shape (n_samples,)
             Predicted class labels.
         """
+        out = self._fallback_answer(X, "predict")
+        if out is not None:
+            return out
         scores = self._joint_log_likelihood(X)
         return self.classes_[np.argmax(scores, axis=1)]
