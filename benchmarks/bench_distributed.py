@@ -299,7 +299,9 @@ def fit_compare(client, X, y_semi, lam: float, references) -> list:
 def tsvm_compare(client, X, y_semi, lam: float, references, tol: float = 1e-6) -> list:
     """``TransductiveSVM`` on all rows (multi-switch, ``lam_u=1``): one row per reference."""
     (dist, t_dist, c_dist, traffic), refs = _timed_fits(
-        client, lambda: TransductiveSVM(lam=lam, lam_u=1.0, tol=tol), X, y_semi, references)
+        # as published: the labeled-only CV guard runs on one machine only
+        client, lambda: TransductiveSVM(lam=lam, lam_u=1.0, tol=tol, fallback="none"), X,
+        y_semi, references)
     d = dist.fit_results_[0]
     out = []
     for reference, (ref, t_single, c_single) in refs.items():

@@ -48,13 +48,16 @@ from semisup.io import labels_to_svmlin, read_svmlight, svmlin_to_labels, write_
 
 
 def make(name: str, lam: float, tol: float):
+    """The estimator on both sides.  TSVM and DA as published (``fallback="none"``): the
+    labeled-only CV guard runs on one machine only (a distributed design skips it), so with
+    it the one-process side would fit four models and may answer with another."""
     if name == "l2svm":
         return lambda: L2SVM(lam=lam, solver="mfn", tol=tol)
     if name == "da":
-        return lambda: DeterministicAnnealingSVM(lam=lam, lam_u=1.0, tol=tol)
+        return lambda: DeterministicAnnealingSVM(lam=lam, lam_u=1.0, tol=tol, fallback="none")
     if name != "tsvm":
         raise ValueError(f"--estimators: unknown {name!r}; choose from l2svm, tsvm, da")
-    return lambda: TransductiveSVM(lam=lam, lam_u=1.0, tol=tol)
+    return lambda: TransductiveSVM(lam=lam, lam_u=1.0, tol=tol, fallback="none")
 
 
 @contextlib.contextmanager

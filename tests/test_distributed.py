@@ -16,6 +16,8 @@ import time
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 distributed = pytest.importorskip("distributed")
 
@@ -221,3 +223,46 @@ def test_worker_killed_mid_fit_without_restarts_fails_clearly(client, problem):
         est.fit(design, design.labels)
     assert not hasattr(est, "coef_")  # no partial answer left on the estimator
     client.wait_for_workers(2, timeout=60)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(0, 300), min_size=1, max_size=4).filter(lambda s: sum(s)),
+       q=st.floats(0.0, 1.0), levels=st.sampled_from([4, 16, 64]), seed=st.integers(0, 99))
+def test_sketch_quantile_is_within_a_level_of_numpys(sizes, q, levels, seed):
+    """DA's Newton start from the workers' quantile sketches: exact at 0 and 1, and within
+    ``1/levels`` of the rows in rank in between."""
+    rng = np.random.default_rng(seed)
+    parts = [rng.normal(rng.normal(), rng.uniform(0.1, 3.0), n) for n in sizes]
+    sketches = [(p.size, np.quantile(p, np.linspace(0, 1, levels + 1)) if p.size else
+                 np.empty(0)) for p in parts]
+    values = np.concatenate(parts)
+    got = _solvers.sketch_quantile(sketches, q)
+    assert values.min() <= got <= values.max()
+    if q in (0.0, 1.0):
+        assert got == np.quantile(values, q)
+    below = np.count_nonzero(values < got) / values.size
+    at_most = np.count_nonzero(values <= got) / values.size
+    slack = 1.0 / levels + 1.0 / values.size
+    assert below - slack <= q <= at_most + slack
+
+
+def test_da_p_step_and_w_step_fuse_their_round_trips(client, problem):
+    """One round trip for g and its sketch, the Newton iterations on the balance, one for
+    the beliefs with everything the loop reads next; no distributed selection, and the
+    objectives' parts come with the calls before them."""
+    X, y = problem
+    design = DistributedDesign.from_arrays(client, X, y, n_partitions=3)
+    design.reset_counters()
+    dist = ESTIMATORS["DA"]().set_params(fallback="none").fit(design, design.labels)
+    calls = dict(design.calls_by_method)
+    design.close()
+    ref = ESTIMATORS["DA"]().set_params(fallback="none").fit(X, y)
+    _assert_same_fit(dist, ref)
+    p_steps = ref.fit_results_[0].n_iter
+    assert calls["compute_g"] == calls["set_beliefs"] == p_steps
+    for selection in ("count_le", "values_in", "value_range"):
+        assert selection not in calls
+    # made once, before the annealing loop (the supervised start's objective)
+    for fused in ("annealing_parts", "problem_annealing", "loss"):
+        assert calls.get(fused, 0) == 0, (fused, calls)
+    assert calls.get("transductive_parts", 0) <= 1

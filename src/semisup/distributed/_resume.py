@@ -164,7 +164,8 @@ class CheckpointMFNRows(BlockMFNRows):
 
 
 def resumable_mfn(dd, journal: FitJournal, reg, n_weights: int, w0=None,
-                  outputs_ready: bool = False, candidates: int = 0, **options):
+                  outputs_ready: bool = False, candidates: int = 0, annealing: bool = False,
+                  **options):
     """:func:`semisup.distributed._solvers.l2svm_mfn` that checkpoints every Newton step and,
     when the journal holds a checkpoint of this MFN, starts from it (its outputs recomputed)
     instead of ``w0``."""
@@ -176,7 +177,7 @@ def resumable_mfn(dd, journal: FitJournal, reg, n_weights: int, w0=None,
         if not journal.calls:  # an L2SVM fit (within TSVM/DA the row object counts)
             dd.n_resumed += 1
     rows = CheckpointMFNRows(dd, n_weights, journal, outputs_ready=outputs_ready,
-                             candidates=candidates)
+                             candidates=candidates, annealing=annealing)
     journal.newton_steps = steps_before
     return l2svm_mfn(dd, reg, n_weights, w0=w0, rows=rows, **options)
 
@@ -221,13 +222,20 @@ class ResumableS3VMRows(BlockS3VMRows):
     def mfn(self, reg, w, preconditioner0, opts: dict):
         return self._journal_call("mfn", lambda: resumable_mfn(
             self.dd, self.journal, reg, self.n_weights, w0=w, outputs_ready=True,
-            preconditioner0=preconditioner0, candidates=self._candidates, **opts))
+            preconditioner0=preconditioner0, candidates=self._candidates,
+            annealing=self._annealing, **opts))
 
     def problem_transductive(self, lam_cur: float) -> None:
         # (set here too: a call answered from the journal does not run the method)
         self._candidates = _FIRST_PAIRS
         return self._journal_call("problem_transductive", lambda: BlockS3VMRows.
                                   problem_transductive(self, lam_cur))
+
+    def problem_annealing(self, lam_u: float) -> None:
+        # (set here too: a call answered from the journal does not run the method)
+        self._candidates, self._annealing = 0, True
+        return self._journal_call("problem_annealing", lambda: BlockS3VMRows.
+                                  problem_annealing(self, lam_u))
 
     def p_step(self, lam_u: float, temperature: float, positive_fraction: float) -> None:
         # the p-step leaves H(p) and KL(p, q) here, read by entropy() and kl() later
@@ -266,6 +274,6 @@ class ResumableS3VMRows(BlockS3VMRows):
 
 for _name in ("outputs", "transductive_objective", "initial_labels", "switch_candidates",
               "switch", "labels_u", "start_beliefs", "entropy", "kl",
-              "annealing_objective", "problem_annealing", "keep_best", "best_beliefs"):
+              "annealing_objective", "keep_best", "best_beliefs"):
     setattr(ResumableS3VMRows, _name, _journaled(_name))
 del _name

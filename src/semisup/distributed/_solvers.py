@@ -18,7 +18,9 @@ round-off:
   merged into the global first ``m`` (:func:`semisup.solvers.s3vm.switch_pairs` widens
   ``m``), ties broken by the global position of the row, as the stable sort does;
 * DA p-step (eq. 9): the balance ``mean p - r`` and its derivative as per-block sums inside
-  :func:`semisup.solvers.s3vm.beliefs_root`; its starting quantile by distributed selection.
+  :func:`semisup.solvers.s3vm.beliefs_root`; its starting point, the ``r``-quantile of
+  ``g``, interpolated from per-worker quantile sketches returned with ``g`` itself
+  (:func:`sketch_quantile`): one round trip where an exact selection took a dozen.
 
 Preconditioners (``precondition``): the row-sampled sketch of one machine draws rows from one
 global distribution and is not available; in its place, for designs of at most
@@ -55,6 +57,8 @@ from semisup.solvers.s3vm import _FIRST_PAIRS, beliefs_root
 logger = logging.getLogger("semisup.distributed")
 
 _SELECT_CAP = 4096  # values gathered to the client to finish a selection
+# quantiles of g each worker returns for the p-step's Newton start (sketch_quantile)
+_SKETCH_LEVELS = 64
 
 # precondition="auto": the exact Hessian (d^2 / 2 numbers per worker per Newton step, a
 # d^3 / 3 Cholesky on the client) up to this many weights, Jacobi beyond.  At 2,048: 17 MB
@@ -317,9 +321,9 @@ class BlockMFNRows:
     """
 
     def __init__(self, dd, n_weights: int, outputs_ready: bool = False, fused: bool = True,
-                 candidates: int = 0):
+                 candidates: int = 0, annealing: bool = False):
         self.dd, self.n, self.outputs_ready, self.fused = dd, n_weights, outputs_ready, fused
-        self.candidates = candidates
+        self.candidates, self.annealing = candidates, annealing
         self._started = None
         self.direct = False  # set by l2svm_mfn (direct_route)
         self._loose = False
@@ -429,8 +433,14 @@ class BlockMFNRows:
     def _finish_call(self, w) -> float:
         """The outputs ``A w`` and their loss; with :attr:`candidates` (a TSVM's
         retraining) the first switch candidates at those outputs, kept for
-        :meth:`BlockS3VMRows.switch_candidates`."""
+        :meth:`BlockS3VMRows.switch_candidates`; with :attr:`annealing` (a DA w-step) the
+        transductive and annealing objectives' parts, kept for the loop's next reads."""
         m = self.candidates
+        if self.annealing and self.fused:
+            out = self.dd._sum("finish_outputs", w, 0, True)
+            _keep(self.dd, "transductive_parts", out[1:3])
+            _keep(self.dd, "annealing_parts", out[3:5])
+            return float(out[0])
         if not m or not self.fused:
             return float(self.dd._sum("finish_outputs", w, 0))
         res = self.dd._call("finish_outputs", w, m)
@@ -441,19 +451,20 @@ class BlockMFNRows:
 def l2svm_mfn(dd, reg, n_weights: int, w0: np.ndarray | None = None,
               outputs_ready: bool = False, precondition="auto", fused: bool = True,
               rows: BlockMFNRows | None = None, candidates: int = 0,
-              **options) -> MFNResult:
+              annealing: bool = False, **options) -> MFNResult:
     """:func:`semisup.solvers.mfn.mfn_rows` over the problem the workers have set up.
 
     ``outputs`` of the result is ``None``: the outputs stay on the workers.  ``fused``: see
     :class:`BlockRows`; ``rows``: the row object (one that checkpoints, see
     :mod:`semisup.distributed._resume`), a :class:`BlockMFNRows` by default;
     ``candidates``: within a TSVM, the first switch candidates to bring back with the final
-    outputs (:meth:`BlockMFNRows.finish`); ``options``: those of
+    outputs (:meth:`BlockMFNRows.finish`); ``annealing``: within DA, the objectives' parts
+    instead; ``options``: those of
     :func:`semisup.solvers.mfn.l2svm_mfn`.
     """
     preconditioner_kind(precondition, n_weights, dd)  # a clear error for an unknown option
     if rows is None:
-        rows = BlockMFNRows(dd, n_weights, outputs_ready, fused, candidates)
+        rows = BlockMFNRows(dd, n_weights, outputs_ready, fused, candidates, annealing)
     rows.direct = direct_route(dd, precondition, n_weights, rows.fused)
     return mfn_rows(rows, reg, n_weights, w0=w0, precondition=precondition, **options)
 
@@ -511,19 +522,39 @@ def _merge(lists: list, key_sign: float, m: int) -> np.ndarray:
     return rows[order[:m]]
 
 
+def sketch_quantile(sketches: list, q: float) -> float:
+    """The ``q``-quantile of the union of per-worker values, from their quantile sketches.
+
+    ``sketches`` holds, per worker, ``(count, quantiles)``: its values' quantiles at ``m + 1``
+    evenly spaced levels ``0, 1/m, ..., 1`` (its minimum and maximum included).  Each
+    worker's distribution function is the piecewise-linear one through those points; their
+    count-weighted mean is inverted at ``q``.  Exact at ``q = 0`` and ``1``; in between, off
+    by at most ``1/m`` of each worker's rows in rank.  It only starts DA's safeguarded
+    Newton iteration, whose root does not depend on the start.
+    """
+    parts = [(n, np.asarray(qs, dtype=np.float64)) for n, qs in sketches if n]
+    if not parts:
+        raise ValueError("sketch_quantile: no values")
+    total = sum(n for n, _ in parts)
+    xs = np.unique(np.concatenate([qs for _, qs in parts]))
+    cdf = sum(n * np.interp(xs, qs, np.linspace(0.0, 1.0, qs.size)) for n, qs in parts)
+    return float(np.interp(q, np.asarray(cdf) / total, xs))
+
+
 class _BlockGains:
     """``g`` of DA's p-step on the workers, for :func:`semisup.solvers.s3vm.beliefs_root`:
-    range and quantile by distributed selection, the balance as per-block sums."""
+    range and starting quantile from the workers' sketches (:func:`sketch_quantile`), the
+    balance as per-block sums."""
 
-    def __init__(self, dd, u: int):
-        self.dd, self.u = dd, u
-        self.stats = _range(dd, "g")
+    def __init__(self, dd, u: int, sketches: list):
+        self.dd, self.u, self.sketches = dd, u, sketches
 
     def g_range(self) -> tuple[float, float]:
-        return self.stats[1], self.stats[2]
+        parts = [qs for n, qs in self.sketches if n]
+        return min(float(qs[0]) for qs in parts), max(float(qs[-1]) for qs in parts)
 
     def g_quantile(self, q: float) -> float:
-        return quantile(self.dd, "g", q, self.stats)
+        return sketch_quantile(self.sketches, q)
 
     def balance(self, s: float, T: float) -> tuple[float, float]:
         sums = self.dd._sum("balance", s, T)
@@ -546,6 +577,8 @@ class BlockS3VMRows:
         self.n_labeled, self.n_unlabeled = dd.n_labeled, dd.n_unlabeled
         # switch candidates fetched with each retraining's final outputs (TSVM only)
         self._candidates = 0
+        # a DA w-step: the objectives' parts come back with its final outputs
+        self._annealing = False
 
     # --- both ----------------------------------------------------------------------------
     def supervised(self, reg, opts: dict) -> MFNResult:
@@ -558,10 +591,11 @@ class BlockS3VMRows:
     def mfn(self, reg, w: np.ndarray, preconditioner0, opts: dict) -> MFNResult:
         return l2svm_mfn(self.dd, reg, self.n_weights, w0=w, outputs_ready=True,
                          preconditioner0=preconditioner0, candidates=self._candidates,
-                         **opts)
+                         annealing=self._annealing, **opts)
 
     def transductive_objective(self, reg_value: float, lam_u: float) -> float:
-        s = self.dd._sum("transductive_parts")
+        s = _take(self.dd, "transductive_parts")   # with a DA w-step's final outputs
+        s = self.dd._sum("transductive_parts") if s is None else s
         l, u = self.n_labeled, self.n_unlabeled
         return reg_value + 0.5 * s[0] / l + (0.5 * lam_u * s[1] / u if u else 0.0)
 
@@ -630,10 +664,20 @@ class BlockS3VMRows:
         self.dd._call("start_beliefs", positive_fraction)
 
     def p_step(self, lam_u: float, temperature: float, positive_fraction: float) -> None:
-        self.dd._call("compute_g", lam_u)
-        s = beliefs_root(_BlockGains(self.dd, self.n_unlabeled), temperature,
+        """Eq. 9 on the workers.  The beliefs' round trip also brings what DA's loop reads
+        next at them: the annealing objective's parts, the w-step's problem
+        (:meth:`problem_annealing`) and the start of its MFN (kept, :func:`_keep`)."""
+        sketches = self.dd._call("compute_g", lam_u, _SKETCH_LEVELS)
+        s = beliefs_root(_BlockGains(self.dd, self.n_unlabeled, sketches), temperature,
                          positive_fraction)
-        self._entropy, self._kl = self.dd._sum("set_beliefs", s, temperature)
+        n = self.n_weights
+        problem = (self.n_labeled, self.n_unlabeled, lam_u, n, direct_route(self.dd, "auto", n))
+        out = _sum_start(self.dd, "set_beliefs", s, temperature, problem)
+        self._entropy, self._kl = out[0], out[1]
+        _keep(self.dd, "annealing_parts", out[2:4])
+        _keep(self.dd, "problem_annealing", lam_u)
+        _keep(self.dd, "loss", float(out[4]))
+        _keep(self.dd, "newton_start", out[5:])
 
     def entropy(self) -> float:
         return float(self._entropy)
@@ -643,14 +687,16 @@ class BlockS3VMRows:
 
     def annealing_objective(self, reg_value: float, lam_u: float, temperature: float,
                             entropy: float) -> float:
-        s = self.dd._sum("annealing_parts")
+        s = _take(self.dd, "annealing_parts")   # with the beliefs or the final outputs
+        s = self.dd._sum("annealing_parts") if s is None else s
         l, u = self.n_labeled, self.n_unlabeled
         return reg_value + 0.5 * s[0] / l + 0.5 * lam_u / u * s[1] \
             - 0.5 * temperature / u * entropy
 
     def problem_annealing(self, lam_u: float) -> None:
-        self._candidates = 0
-        self.dd._call("problem_annealing", self.n_labeled, self.n_unlabeled, lam_u)
+        self._candidates, self._annealing = 0, True
+        if _take(self.dd, "problem_annealing") != lam_u:   # not set up by the p-step
+            self.dd._call("problem_annealing", self.n_labeled, self.n_unlabeled, lam_u)
 
     def keep_best(self) -> None:
         self.dd._call("keep_best_beliefs")

@@ -347,12 +347,16 @@ class BlockWorker(GraphWorkerMixin):
             total += b.terms.value(b.o)
         return total
 
-    def finish_outputs(self, w, m: int = 0):
+    def finish_outputs(self, w, m: int = 0, annealing: bool = False):
         """:meth:`outputs` (the end of an MFN: the outputs recomputed from ``w``, without
         the round-off of their updates) and, with ``m > 0``, the TSVM's
         :meth:`switch_candidates` at those outputs in the same round trip: ``loss`` or
-        ``(loss, n_pos, n_neg, pos, neg)``."""
+        ``(loss, n_pos, n_neg, pos, neg)``; with ``annealing`` (a DA w-step), the
+        objectives' parts DA reads next instead: ``[loss, transductive_parts...,
+        annealing_parts...]``."""
         loss = self.outputs(w)
+        if annealing:
+            return np.concatenate([[loss], self.transductive_parts(), self.annealing_parts()])
         return (loss, *self.switch_candidates(m)) if m else loss
 
     def newton_system(self) -> np.ndarray:
@@ -675,12 +679,23 @@ class BlockWorker(GraphWorkerMixin):
             b.p = np.full(b.u, r)
             b.best_p = b.p.copy()
 
-    def compute_g(self, lam_u: float) -> None:
-        """``g_j = lam_u [l_2(o_j) - l_2(-o_j)]``; keeps the previous beliefs as ``q``."""
+    def compute_g(self, lam_u: float, levels: int = 0) -> tuple | None:
+        """``g_j = lam_u [l_2(o_j) - l_2(-o_j)]``; keeps the previous beliefs as ``q``.
+
+        With ``levels > 0`` returns ``(count, quantiles)``: this worker's ``g`` at ``levels + 1``
+        evenly spaced levels, the sketch from which the client starts the p-step
+        (:func:`semisup.distributed._solvers.sketch_quantile`).
+        """
         for b in self.blocks:
             o_u = b.o[b.l:]
             b.g = lam_u * (squared_hinge(o_u) - squared_hinge(-o_u))
             b.q = b.p
+        if not levels:
+            return None
+        g = np.concatenate([b.g for b in self.blocks]) if self.blocks else np.empty(0)
+        if not g.size:
+            return 0, np.empty(0)
+        return g.size, np.quantile(g, np.linspace(0.0, 1.0, int(levels) + 1))
 
     def balance(self, s: float, T: float) -> np.ndarray:
         """``[sum p_j, sum p_j (1 - p_j)]`` at the shift ``s`` (eq. 9)."""
@@ -691,13 +706,25 @@ class BlockWorker(GraphWorkerMixin):
             out[1] += float(np.sum(p * (1.0 - p)))
         return out
 
-    def set_beliefs(self, s: float, T: float) -> np.ndarray:
-        """``p = expit((s - g)/T)``; returns ``[H(p), KL(p, q)]`` summed over the blocks."""
+    def set_beliefs(self, s: float, T: float, problem: tuple | None = None):
+        """``p = expit((s - g)/T)``; returns ``[H(p), KL(p, q)]`` summed over the blocks.
+
+        With ``problem = (n_labeled, n_unlabeled, lam_u, n_weights, hessian)``, what DA's
+        loop does next on the workers, in the same round trip: the objective's parts at
+        these beliefs (:meth:`annealing_parts`), the w-step's problem
+        (:meth:`problem_annealing`) and the start of its MFN (as
+        :meth:`problem_transductive`): ``[H, KL, parts..., loss, newton_start...]``.
+        """
         out = np.zeros(2)
         for b in self.blocks:
             b.p = _expit((s - b.g) / T)
             out += [binary_entropy(b.p), binary_kl(b.p, b.q)]
-        return out
+        if problem is None:
+            return out
+        n_labeled, n_unlabeled, lam_u, n_weights, hessian = problem
+        head = [*out, *self.annealing_parts()]
+        self.problem_annealing(n_labeled, n_unlabeled, lam_u)
+        return self._then_start([*head, self.loss()], n_weights, hessian)
 
     def annealing_parts(self) -> np.ndarray:
         """``[sum_l l_2(y o), sum_u p l_2(o) + (1 - p) l_2(-o)]`` (eq. 6 without ``R``, H)."""
