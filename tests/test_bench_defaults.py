@@ -94,6 +94,18 @@ def test_per_class_splits_draw_k_rows_of_every_class(bench):
     assert firsts[0] != firsts[1]   # one draw per split
 
 
+def test_splits_from_a_first_split_are_those_splits(bench):
+    """``--first-split 6 --splits 2``: splits 6 and 7, as ``official_split`` draws them."""
+    y = np.repeat([0, 1], [40, 20])
+    data = bench.DataSet("toy", "uci", np.zeros((y.size, 2)), y)
+    got = data.splits(10, 2, first=6)
+    assert [s for s, _, _ in got] == [6, 7]
+    for s, lab, unl in got:
+        ref_lab, ref_unl, _ = data.official_split(10, s)
+        assert np.array_equal(lab, ref_lab) and np.array_equal(unl, ref_unl)
+    assert not np.array_equal(got[0][1], data.splits(10, 1)[0][1])
+
+
 def test_counterpart_mapping(bench):
     assert bench.counterpart("TransductiveSVM") == "LogisticRegression"
     assert bench.counterpart("LapSVM") == "SVC"
