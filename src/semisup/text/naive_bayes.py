@@ -318,8 +318,11 @@ def _warn_if_not_words(X) -> None:
     of defaults' small UCI sets with non-negative features it was below logistic regression
     on all 8 cells, by 10 points on average (``benchmarks/results/defaults_r3s7_uci2.md``).
     """
-    if not looks_like_words(X):
-        warn_at_caller(f"SemiSupervisedNB models term counts, but {100 * _density(X):.0f} % of the "
+    from semisup.meta.auto import COUNT_MAX_DENSITY
+
+    density = _density(X)
+    if density > COUNT_MAX_DENSITY:
+        warn_at_caller(f"SemiSupervisedNB models term counts, but {100 * density:.0f} % of the "
                        f"entries of X are non-zero (a bag of words has a few percent): on "
                        "real-valued features it usually loses to LogisticRegression; use "
                        "semisup.AutoClassifier, or a classifier for continuous features",
