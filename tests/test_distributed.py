@@ -247,9 +247,9 @@ def test_sketch_quantile_is_within_a_level_of_numpys(sizes, q, levels, seed):
 
 
 def test_da_p_step_and_w_step_fuse_their_round_trips(client, problem):
-    """One round trip for g and its sketch, the Newton iterations on the balance, one for
-    the beliefs with everything the loop reads next; no distributed selection, and the
-    objectives' parts come with the calls before them."""
+    """A (p, w) pair: the Newton iterations on the balance, one round trip for the beliefs
+    with everything the loop reads next, the MFN's, and one for its final outputs with the
+    objectives' parts and the next p-step's g; no distributed selection."""
     X, y = problem
     design = DistributedDesign.from_arrays(client, X, y, n_partitions=3)
     design.reset_counters()
@@ -259,10 +259,10 @@ def test_da_p_step_and_w_step_fuse_their_round_trips(client, problem):
     ref = ESTIMATORS["DA"]().set_params(fallback="none").fit(X, y)
     _assert_same_fit(dist, ref)
     p_steps = ref.fit_results_[0].n_iter
-    assert calls["compute_g"] == calls["set_beliefs"] == p_steps
+    assert calls["set_beliefs"] == calls["finish_annealing"] == p_steps
     for selection in ("count_le", "values_in", "value_range"):
         assert selection not in calls
-    # made once, before the annealing loop (the supervised start's objective)
-    for fused in ("annealing_parts", "problem_annealing", "loss"):
+    for fused in ("annealing_parts", "problem_annealing", "loss", "keep_best_beliefs"):
         assert calls.get(fused, 0) == 0, (fused, calls)
-    assert calls.get("transductive_parts", 0) <= 1
+    # once, after the supervised start (its objective, the first p-step's g)
+    assert calls.get("transductive_parts", 0) <= 1 and calls.get("compute_g", 0) <= 1

@@ -121,7 +121,9 @@ def test_killed_worker_costs_only_the_steps_since_the_checkpoint(client, problem
     _same(dist, ESTIMATORS["TSVM"]().fit(X, y))
 
 
-@pytest.mark.parametrize("name,at", [("DA", 120), ("L2SVM", 20)])
+# DA makes about 88 calls here (its p-step fused with the calls around it): killed at 55,
+# mid-annealing
+@pytest.mark.parametrize("name,at", [("DA", 55), ("L2SVM", 20)])
 def test_killed_worker_resumes_da_and_l2svm(client, problem, name, at):
     """DA mid-annealing (the beliefs replayed), L2SVM mid-Newton (from its last step)."""
     X, y = problem

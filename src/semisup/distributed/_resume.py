@@ -38,12 +38,14 @@ logger = logging.getLogger("semisup.distributed")
 DEFINING = frozenset({
     "prepare", "clear_problem", "set_binary", "problem_supervised", "problem_costs",
     "problem_transductive", "problem_annealing", "outputs", "finish_outputs",
-    "unlabeled_outputs",
+    "finish_annealing", "unlabeled_outputs",
     "initial_labels", "switch", "start_beliefs", "compute_g", "set_beliefs",
-    "keep_best_beliefs",
 })
-_SETS_OUTPUTS = frozenset({"outputs", "finish_outputs", "unlabeled_outputs"})
-_READS_OUTPUTS = frozenset({"initial_labels", "compute_g"})
+_SETS_OUTPUTS = frozenset({"outputs", "finish_outputs", "finish_annealing",
+                           "unlabeled_outputs"})
+# (finish_annealing also computes g from the outputs it sets, which the p-step's
+# set_beliefs reads: it is never superseded)
+_READS_OUTPUTS = frozenset({"initial_labels", "compute_g", "finish_annealing"})
 
 
 def _copy(value):
@@ -164,8 +166,8 @@ class CheckpointMFNRows(BlockMFNRows):
 
 
 def resumable_mfn(dd, journal: FitJournal, reg, n_weights: int, w0=None,
-                  outputs_ready: bool = False, candidates: int = 0, annealing: bool = False,
-                  **options):
+                  outputs_ready: bool = False, candidates: int = 0,
+                  annealing: float | None = None, **options):
     """:func:`semisup.distributed._solvers.l2svm_mfn` that checkpoints every Newton step and,
     when the journal holds a checkpoint of this MFN, starts from it (its outputs recomputed)
     instead of ``w0``."""
@@ -233,7 +235,7 @@ class ResumableS3VMRows(BlockS3VMRows):
 
     def problem_annealing(self, lam_u: float) -> None:
         # (set here too: a call answered from the journal does not run the method)
-        self._candidates, self._annealing = 0, True
+        self._candidates, self._annealing = 0, lam_u
         return self._journal_call("problem_annealing", lambda: BlockS3VMRows.
                                   problem_annealing(self, lam_u))
 

@@ -321,7 +321,7 @@ class BlockMFNRows:
     """
 
     def __init__(self, dd, n_weights: int, outputs_ready: bool = False, fused: bool = True,
-                 candidates: int = 0, annealing: bool = False):
+                 candidates: int = 0, annealing: float | None = None):
         self.dd, self.n, self.outputs_ready, self.fused = dd, n_weights, outputs_ready, fused
         self.candidates, self.annealing = candidates, annealing
         self._started = None
@@ -433,13 +433,16 @@ class BlockMFNRows:
     def _finish_call(self, w) -> float:
         """The outputs ``A w`` and their loss; with :attr:`candidates` (a TSVM's
         retraining) the first switch candidates at those outputs, kept for
-        :meth:`BlockS3VMRows.switch_candidates`; with :attr:`annealing` (a DA w-step) the
-        transductive and annealing objectives' parts, kept for the loop's next reads."""
+        :meth:`BlockS3VMRows.switch_candidates`; with :attr:`annealing` (a DA w-step's
+        ``lam_u``) the transductive and annealing objectives' parts and the next p-step's
+        ``g`` sketches, kept for the loop's next reads."""
         m = self.candidates
-        if self.annealing and self.fused:
-            out = self.dd._sum("finish_outputs", w, 0, True)
+        if self.annealing is not None and self.fused:
+            res = self.dd._call("finish_annealing", w, self.annealing, _SKETCH_LEVELS)
+            out = sum(r[0] for r in res)
             _keep(self.dd, "transductive_parts", out[1:3])
             _keep(self.dd, "annealing_parts", out[3:5])
+            _keep(self.dd, "compute_g", (self.annealing, [r[1] for r in res]))
             return float(out[0])
         if not m or not self.fused:
             return float(self.dd._sum("finish_outputs", w, 0))
@@ -451,15 +454,15 @@ class BlockMFNRows:
 def l2svm_mfn(dd, reg, n_weights: int, w0: np.ndarray | None = None,
               outputs_ready: bool = False, precondition="auto", fused: bool = True,
               rows: BlockMFNRows | None = None, candidates: int = 0,
-              annealing: bool = False, **options) -> MFNResult:
+              annealing: float | None = None, **options) -> MFNResult:
     """:func:`semisup.solvers.mfn.mfn_rows` over the problem the workers have set up.
 
     ``outputs`` of the result is ``None``: the outputs stay on the workers.  ``fused``: see
     :class:`BlockRows`; ``rows``: the row object (one that checkpoints, see
     :mod:`semisup.distributed._resume`), a :class:`BlockMFNRows` by default;
     ``candidates``: within a TSVM, the first switch candidates to bring back with the final
-    outputs (:meth:`BlockMFNRows.finish`); ``annealing``: within DA, the objectives' parts
-    instead; ``options``: those of
+    outputs (:meth:`BlockMFNRows.finish`); ``annealing``: within DA, its ``lam_u``: the
+    objectives' parts and the next p-step's ``g`` instead; ``options``: those of
     :func:`semisup.solvers.mfn.l2svm_mfn`.
     """
     preconditioner_kind(precondition, n_weights, dd)  # a clear error for an unknown option
@@ -577,8 +580,9 @@ class BlockS3VMRows:
         self.n_labeled, self.n_unlabeled = dd.n_labeled, dd.n_unlabeled
         # switch candidates fetched with each retraining's final outputs (TSVM only)
         self._candidates = 0
-        # a DA w-step: the objectives' parts come back with its final outputs
-        self._annealing = False
+        # a DA w-step's lam_u: the objectives' parts and the next g come back with its
+        # final outputs
+        self._annealing = None
 
     # --- both ----------------------------------------------------------------------------
     def supervised(self, reg, opts: dict) -> MFNResult:
@@ -667,7 +671,9 @@ class BlockS3VMRows:
         """Eq. 9 on the workers.  The beliefs' round trip also brings what DA's loop reads
         next at them: the annealing objective's parts, the w-step's problem
         (:meth:`problem_annealing`) and the start of its MFN (kept, :func:`_keep`)."""
-        sketches = self.dd._call("compute_g", lam_u, _SKETCH_LEVELS)
+        kept = _take(self.dd, "compute_g")   # with the last w-step's final outputs
+        sketches = kept[1] if kept is not None and kept[0] == lam_u else \
+            self.dd._call("compute_g", lam_u, _SKETCH_LEVELS)
         s = beliefs_root(_BlockGains(self.dd, self.n_unlabeled, sketches), temperature,
                          positive_fraction)
         n = self.n_weights
@@ -694,12 +700,13 @@ class BlockS3VMRows:
             - 0.5 * temperature / u * entropy
 
     def problem_annealing(self, lam_u: float) -> None:
-        self._candidates, self._annealing = 0, True
+        self._candidates, self._annealing = 0, lam_u
         if _take(self.dd, "problem_annealing") != lam_u:   # not set up by the p-step
             self.dd._call("problem_annealing", self.n_labeled, self.n_unlabeled, lam_u)
 
     def keep_best(self) -> None:
-        self.dd._call("keep_best_beliefs")
+        """Nothing to do: the beliefs stay on the workers and are not returned
+        (:meth:`best_beliefs` is None), so no round trip keeps a copy."""
 
     def best_beliefs(self) -> None:
         return None

@@ -335,7 +335,7 @@ class BlockWorker(GraphWorkerMixin):
 
     def clear_problem(self) -> None:
         for b in self.blocks:
-            for name in ("tsvm_y", "tsvm_cost", "labels_u", "p", "best_p", "q", "g"):
+            for name in ("tsvm_y", "tsvm_cost", "labels_u", "p", "q", "g"):
                 b.__dict__.pop(name, None)
 
     # --- L2-SVM-MFN ----------------------------------------------------------------------
@@ -347,17 +347,22 @@ class BlockWorker(GraphWorkerMixin):
             total += b.terms.value(b.o)
         return total
 
-    def finish_outputs(self, w, m: int = 0, annealing: bool = False):
+    def finish_outputs(self, w, m: int = 0):
         """:meth:`outputs` (the end of an MFN: the outputs recomputed from ``w``, without
         the round-off of their updates) and, with ``m > 0``, the TSVM's
         :meth:`switch_candidates` at those outputs in the same round trip: ``loss`` or
-        ``(loss, n_pos, n_neg, pos, neg)``; with ``annealing`` (a DA w-step), the
-        objectives' parts DA reads next instead: ``[loss, transductive_parts...,
-        annealing_parts...]``."""
+        ``(loss, n_pos, n_neg, pos, neg)``."""
         loss = self.outputs(w)
-        if annealing:
-            return np.concatenate([[loss], self.transductive_parts(), self.annealing_parts()])
         return (loss, *self.switch_candidates(m)) if m else loss
+
+    def finish_annealing(self, w, lam_u: float, levels: int) -> tuple:
+        """The end of a DA w-step: :meth:`finish_outputs`, then what DA's loop reads next
+        at those outputs, in the same round trip: ``([loss, transductive_parts...,
+        annealing_parts...], compute_g's sketch)`` (:meth:`compute_g` for the next
+        p-step)."""
+        loss = self.outputs(w)
+        head = np.concatenate([[loss], self.transductive_parts(), self.annealing_parts()])
+        return head, self.compute_g(lam_u, levels)
 
     def newton_system(self) -> np.ndarray:
         """Active set ``j(w)`` and the rows of eq. 4; returns ``[rows, l1 change of the row
@@ -677,7 +682,6 @@ class BlockWorker(GraphWorkerMixin):
     def start_beliefs(self, r: float) -> None:
         for b in self.blocks:
             b.p = np.full(b.u, r)
-            b.best_p = b.p.copy()
 
     def compute_g(self, lam_u: float, levels: int = 0) -> tuple | None:
         """``g_j = lam_u [l_2(o_j) - l_2(-o_j)]``; keeps the previous beliefs as ``q``.
@@ -734,10 +738,6 @@ class BlockWorker(GraphWorkerMixin):
             out[0] += float(np.sum(squared_hinge(b.y_pm * b.o[:b.l])))
             out[1] += float(b.p @ squared_hinge(o_u) + (1.0 - b.p) @ squared_hinge(-o_u))
         return out
-
-    def keep_best_beliefs(self) -> None:
-        for b in self.blocks:
-            b.best_p = b.p.copy()
 
     # --- results -------------------------------------------------------------------------
     def _block(self, index: int) -> _Block:
