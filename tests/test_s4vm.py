@@ -153,7 +153,8 @@ def test_no_worse_than_the_svm_where_the_tsvm_hurts(seed):
     unl = y == -1
     svm = L2SVM(lam=1 / 100).fit(X[~unl], y[~unl]).predict(X[unl])
     tsvm = TransductiveSVM().fit(X, y).transduction_[unl]
-    s4vm = S4VM(kernel="linear", n_candidates=30, random_state=0).fit(X, y).transduction_[unl]
+    s4vm = S4VM(fallback="none", kernel="linear", n_candidates=30,
+                random_state=0).fit(X, y).transduction_[unl]
     # the truth the TSVM did not pick: there it hurts by a wide margin
     hurt = min(truths.values(), key=lambda t: np.mean(tsvm == t[unl]))[unl]
     assert np.mean(tsvm == hurt) < np.mean(svm == hurt) - 0.1
@@ -170,10 +171,10 @@ def _blobs(seed=0, n=30, shift=4.0):
 
 def test_when_every_separator_agrees_with_the_svm_the_answer_is_the_svm():
     X, y, _ = _blobs()
-    clf = S4VM(kernel="linear", n_candidates=20, random_state=0).fit(X, y)
+    clf = S4VM(fallback="none", kernel="linear", n_candidates=20, random_state=0).fit(X, y)
     r = clf.fit_results_[0]
     assert np.all(r.separators == r.svm_labels_u)
-    assert clf.fallback_.all() and clf.worst_case_gain_[0] == 0
+    assert clf.svm_labels_kept_.all() and clf.worst_case_gain_[0] == 0
     np.testing.assert_array_equal(clf.transduction_[y == -1], np.where(r.svm_labels_u > 0, 1, 0))
     # the final model is the supervised SVM (independent fit of the same objective)
     svm = L2SVM(lam=1 / clf.C1, tol=1e-10, penalize_intercept=True).fit(X[y != -1], y[y != -1])
@@ -190,11 +191,11 @@ def test_multiclass_equals_hand_written_one_vs_rest():
     for k in range(3):
         y[[25 * k, 25 * k + 1]] = labels[25 * k]
     params = dict(kernel="rbf", n_candidates=10, random_state=7)
-    clf = S4VM(**params).fit(X, y)
+    clf = S4VM(fallback="none", **params).fit(X, y)
     final, supervised, claims = [], [], []
     for c in (5, 7, 9):
         yk = np.where(y == -1, -1, (y == c).astype(int))
-        binary = S4VM(**params).fit(X, yk)
+        binary = S4VM(fallback="none", **params).fit(X, yk)
         final.append(binary.decision_function(X))
         Phi, _ = kernel_feature_map(X, binary.gamma_, binary.n_components)
         w_svm = binary.fit_results_[0].w_svm
@@ -232,13 +233,13 @@ def test_collapse_warning():
     X, y, _ = _blobs()
     X = X + [50.0, 0.0]  # far from the origin: a vanishing w puts every row on one side
     y[[1, 2, 30]] = [1, 1, 0]  # three positive labels, one negative
-    healthy = S4VM(kernel="linear", balance=2.0, n_candidates=5, random_state=0)
+    healthy = S4VM(fallback="none", kernel="linear", balance=2.0, n_candidates=5, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CollapseWarning)
         healthy.fit(X, y)
     # all weights negligible (C1, C2 tiny) and no balance constraint: every label is 1
     with pytest.warns(CollapseWarning, match="collapsed to one class"):
-        S4VM(kernel="linear", C1=1e-8, C2=1e-11, balance=2.0, n_candidates=5,
+        S4VM(fallback="none", kernel="linear", C1=1e-8, C2=1e-11, balance=2.0, n_candidates=5,
              random_state=0).fit(X, y)
 
 
@@ -252,7 +253,7 @@ def test_kernel_feature_map_reproduces_the_gram_matrix():
 
 def test_rbf_decision_function_on_training_rows_matches_the_feature_route():
     X, y, y_true = _blobs(n=25, shift=1.5)
-    clf = S4VM(n_candidates=10, random_state=0).fit(X, y)
+    clf = S4VM(fallback="none", n_candidates=10, random_state=0).fit(X, y)
     order = np.r_[np.flatnonzero(y != -1), np.flatnonzero(y == -1)]
     phi, _ = kernel_feature_map(X, clf.gamma_)
     w = clf.fit_results_[0].w
@@ -263,10 +264,11 @@ def test_rbf_decision_function_on_training_rows_matches_the_feature_route():
 
 def test_sparse_input_equals_dense_and_pickle_and_determinism():
     X, y, _ = _blobs(n=25, shift=1.0)
-    dense = S4VM(kernel="linear", n_candidates=15, random_state=3).fit(X, y)
-    again = S4VM(kernel="linear", n_candidates=15, random_state=3).fit(X, y)
+    dense = S4VM(fallback="none", kernel="linear", n_candidates=15, random_state=3).fit(X, y)
+    again = S4VM(fallback="none", kernel="linear", n_candidates=15, random_state=3).fit(X, y)
     np.testing.assert_array_equal(dense.transduction_, again.transduction_)
-    sparse = S4VM(kernel="linear", n_candidates=15, random_state=3).fit(sp.csr_matrix(X), y)
+    sparse = S4VM(fallback="none", kernel="linear", n_candidates=15,
+                  random_state=3).fit(sp.csr_matrix(X), y)
     np.testing.assert_array_equal(dense.transduction_, sparse.transduction_)
     np.testing.assert_allclose(dense.decision_function(X), sparse.decision_function(X),
                                rtol=1e-6, atol=1e-8)
@@ -289,8 +291,8 @@ def test_no_unlabeled_rows_is_the_svm():
     X, _, y_true = _blobs()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        clf = S4VM(kernel="linear", random_state=0).fit(X, y_true)
-    assert clf.fallback_.all() and np.mean(clf.predict(X) == y_true) == 1.0
+        clf = S4VM(fallback="none", kernel="linear", random_state=0).fit(X, y_true)
+    assert clf.svm_labels_kept_.all() and np.mean(clf.predict(X) == y_true) == 1.0
 
 
 @parametrize_with_checks(
@@ -319,12 +321,13 @@ def test_scale_gamma_is_scikit_learns_svc_width(seed, n, d, scale, density):
 
 def test_default_width_is_the_counterparts_and_the_papers_is_on_request():
     X, y, _ = _blobs(n=25, shift=1.5)
-    clf = S4VM(n_candidates=5, random_state=0).fit(X, y)
+    clf = S4VM(fallback="none", n_candidates=5, random_state=0).fit(X, y)
     # SVC()'s kernel over the same rows (S4VM reads the width off all of X, labeled and
     # unlabeled, as scikit-learn reads it off the rows it is given)
     assert clf.gamma_ == pytest.approx(SVC().fit(X, np.arange(len(X)) % 2)._gamma)
-    paper = S4VM(gamma="mean_distance", n_candidates=5, random_state=0).fit(X, y)
+    paper = S4VM(fallback="none", gamma="mean_distance", n_candidates=5, random_state=0).fit(X, y)
     assert paper.gamma_ == pytest.approx(mean_distance_gamma(X))
-    assert S4VM(gamma=None, n_candidates=5, random_state=0).fit(X, y).gamma_ == paper.gamma_
+    old = S4VM(fallback="none", gamma=None, n_candidates=5, random_state=0).fit(X, y)
+    assert old.gamma_ == paper.gamma_
     with pytest.raises(ValueError, match="gamma"):
         S4VM(gamma="auto").fit(X, y)
