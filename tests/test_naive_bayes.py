@@ -227,6 +227,49 @@ def test_auto_lambda_by_labeled_cross_validation():
     assert est.lam_u_ == 1.0 and est.lam_u_scores_ is None
 
 
+def _unit_rows(seed, n=300, d=2000, length=30):
+    """Two topics over a 2,000-word vocabulary, each row scaled to unit length (as tf-idf
+    rows are): the smoothing (``alpha = 1`` per word) outweighs a class's word mass, the
+    class prior decides the E-step, and EM with unlabeled weight puts every row in one
+    class, while supervised naive Bayes (``lam_u = 0``) does not."""
+    rng = np.random.default_rng(seed)
+    topics = rng.dirichlet(np.full(d, 0.1), size=2)
+    X = np.r_[rng.multinomial(length, topics[0], n // 2),
+              rng.multinomial(length, topics[1], n // 2)].astype(float)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.full(n, -1)
+    y[[0, 1, 2, n // 2, n // 2 + 1]] = [0, 0, 0, 1, 1]
+    return sp.csr_matrix(X), y
+
+
+def test_auto_lambda_skips_a_weight_whose_transduction_collapses():
+    X, y = _unit_rows(0)
+    for lam in (1.0, 0.3, 0.1):
+        with pytest.warns(CollapseWarning):   # a fixed weight keeps its collapsed fit
+            fixed = SemiSupervisedNB(lam_u=lam).fit(X, y)
+        assert fixed.lam_u_collapsed_ == ()
+    supervised = SemiSupervisedNB(lam_u=0.0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CollapseWarning)
+        auto = SemiSupervisedNB().fit(X, y)
+    # a class of 2 labeled rows: no CV, the weights from the largest down
+    assert auto.lam_u_scores_ is None
+    assert auto.lam_u_ == 0.0 and auto.lam_u_collapsed_ == (1.0, 0.3, 0.1)
+    np.testing.assert_array_equal(auto.transduction_, supervised.transduction_)
+    np.testing.assert_allclose(auto.feature_log_prob_, supervised.feature_log_prob_)
+
+
+def test_auto_lambda_keeps_its_choice_when_every_weight_collapses(monkeypatch):
+    import semisup.text.naive_bayes as nb
+
+    X, y = _unit_rows(1)
+    monkeypatch.setattr(nb, "is_collapsed", lambda *args: True)
+    auto = SemiSupervisedNB().fit(X, y)
+    assert auto.lam_u_ == 1.0 and auto.lam_u_collapsed_ == (0.3, 0.1, 0.0)
+    np.testing.assert_allclose(auto.feature_log_prob_,
+                               SemiSupervisedNB(lam_u=1.0).fit(X, y).feature_log_prob_)
+
+
 def test_sparse_dense_float32_pickle_and_determinism():
     X, y, _ = _documents(6)
     dense = SemiSupervisedNB(fallback="none", lam_u=1.0, n_components_per_class=2,

@@ -50,6 +50,14 @@ class CollapseWarning(UserWarning):
 MIN_COLLAPSE_ROWS = 10
 
 
+def is_collapsed(transduction_unlabeled: np.ndarray, n_classes: int) -> bool:
+    """Whether every unlabeled row got the same class while the labeled rows hold
+    ``n_classes >= 2`` classes, over at least :data:`MIN_COLLAPSE_ROWS` unlabeled rows."""
+    if n_classes < 2 or transduction_unlabeled.size < MIN_COLLAPSE_ROWS:
+        return False
+    return bool(np.all(transduction_unlabeled == transduction_unlabeled[0]))
+
+
 def warn_if_collapsed(estimator, transduction_unlabeled: np.ndarray, n_classes: int,
                       hint: str | None = None) -> None:
     """Warn (:class:`CollapseWarning`) when every unlabeled row got the same class.
@@ -60,11 +68,9 @@ def warn_if_collapsed(estimator, transduction_unlabeled: np.ndarray, n_classes: 
     the data.  ``hint`` replaces the default advice (the linear methods' parameters).  The
     warning points at the user's call (:func:`semisup._logging.warn_at_caller`).
     """
-    if n_classes < 2 or transduction_unlabeled.size < MIN_COLLAPSE_ROWS:
-        return
-    first = transduction_unlabeled[0]
-    first = first.item() if isinstance(first, np.generic) else first
-    if np.all(transduction_unlabeled == first):
+    if is_collapsed(transduction_unlabeled, n_classes):
+        first = transduction_unlabeled[0]
+        first = first.item() if isinstance(first, np.generic) else first
         warn_at_caller(f"{type(estimator).__name__}: every one of the "
                        f"{transduction_unlabeled.size} unlabeled rows was assigned class "
                        f"{first!r}: the solution collapsed to one class. " + (
