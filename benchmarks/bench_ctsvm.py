@@ -23,6 +23,7 @@ import time
 
 import numpy as np
 from _common import fmt, report, table
+from bench_defaults import stratified_draw
 
 from semisup.datasets import shared_data_dir
 from semisup.kernels import default_gamma, kernel_matrix
@@ -263,8 +264,10 @@ def select_ctsvm(X, y_semi, kern, gamma, offset, tol=1e-3, folds=3, gammas=None,
             [float(v) for v in scores])
 
 
-PROTOCOLS_V2 = ("v2", "v3", "v4", "v5")  # v3 = v2 + balanced rounding; v4 = v3 + Table
-# 3.1's d; v5 = v4 + the learned bias (offset 'none', rounding 'prior'), no refine, peers of v4
+PROTOCOLS_V2 = ("v2", "v3", "v4", "v5", "v6")  # v3 = v2 + balanced rounding; v4 = v3 +
+# Table 3.1's d; v5 = v4 + the learned bias (offset 'none', rounding 'prior'), no refine,
+# peers of v4; v6 = v5 with stratified labeled draws, peers on the same draws
+LEARNED_BIAS = ("v5", "v6")
 TABLE31_D = {"WinMac": 7511, "IBM": 11960, "Course": 1800}
 V2_FOLDS = 5          # the thesis: "RBF width chosen by 5-fold CV on the labeled data"
 V2_WIDTHS = (1.0, 0.5, 2.0)   # x default_gamma; ties go to the default width (listed first)
@@ -278,8 +281,8 @@ def _row_data(row, select):
         n, l = ROW_SPEC[tag]
         balanced = select in PROTOCOLS_V2 and name == "IBM"
         X, y = load_text("IBM" if name == "IBMu" else name, n, balanced=balanced,
-                         max_features=TABLE31_D.get(name) if select in ("v4", "v5")
-                         else None)
+                         max_features=TABLE31_D.get(name)
+                         if select in ("v4", *LEARNED_BIAS) else None)
         return X, y, "linear", l, "prior"
     X, y, kern = load_uci(row)
     return X, y, kern, 20, "none"
@@ -307,7 +310,7 @@ def run_rows(rows, trials, select, jsonl):
         for trial in range(trials):
             if (row, trial) in done:
                 continue
-            lab = draw(y, l, trial)
+            lab = stratified_draw(y, l, trial) if select == "v6" else draw(y, l, trial)
             ys = np.full(y.size, -1)
             ys[lab] = y[lab]
             unl = ys == -1
@@ -319,8 +322,9 @@ def run_rows(rows, trials, select, jsonl):
             K = K.toarray() if hasattr(K, "toarray") else np.asarray(K)
             svm = fit_precomputed_svm(K[lab], np.where(y[lab] == 1, 1.0, -1.0), C_svm)
             rec["SVM"] = float(np.mean((svm.decision_function(K) > 0)[unl] == y[unl]))
-            rounding = {"v3": "balanced", "v4": "balanced", "v5": "prior"}.get(select, "sign")
-            if select == "v5":
+            rounding = {"v3": "balanced", "v4": "balanced", "v5": "prior",
+                        "v6": "prior"}.get(select, "sign")
+            if select in LEARNED_BIAS:
                 offset = "none"       # the learned bias replaces the fixed offset
             if select in PROTOCOLS_V2:
                 gammas = ([default_gamma(X) * f for f in V2_WIDTHS] if kern == "rbf"
@@ -339,7 +343,7 @@ def run_rows(rows, trials, select, jsonl):
                        t_select=time.perf_counter() - t, cpu_select=time.process_time() - c)
             t, c = time.perf_counter(), time.process_time()
             est = ConvexTSVM(C_l=C, kernel=kern, gamma=g_ct, solver="lowrank", offset=offset,
-                             refine="none" if select == "v5" else "tsvm",
+                             refine="none" if select in LEARNED_BIAS else "tsvm",
                              rounding=rounding).fit(X, ys)
             rec["n_outer"] = est.n_iter_
             rec["t_ctsvm"] = time.perf_counter() - t
@@ -350,7 +354,7 @@ def run_rows(rows, trials, select, jsonl):
             rec["threshold"] = est.threshold_
             rec["CTSVM"] = (rec["CTSVM-sign"] if est.threshold_ == 0.0 else
                             float(np.mean((z_u > est.threshold_) == (y[unl] == 1))))
-            if select != "v5":
+            if select not in LEARNED_BIAS:
                 rec["CTSVM+TSVM"] = float(np.mean(est.transduction_[unl] == y[unl]))
             lead = est._leading_vector(lab, np.where(y[lab] == 1, 1.0, -1.0))
             rec["CTSVM-eig"] = float(np.mean((lead[unl] >= 0) == (y[unl] == 1)))
@@ -528,8 +532,8 @@ Result: 4 of 12 rows within 2 points (v2: 3).
 def rows_report(rows, select, jsonl):
     """Markdown table of the JSON lines of ``run_rows`` (mean ± std over trials)."""
     import json
-    if select == "v5":
-        return rows_report_v5(rows, jsonl)
+    if select in LEARNED_BIAS:
+        return rows_report_v5(rows, jsonl, select)
     recs = [json.loads(line) for line in open(jsonl)]
     recs = [r for r in recs if r.get("select") == select]
     v2 = select in PROTOCOLS_V2
@@ -692,19 +696,50 @@ Run: `OMP_NUM_THREADS=1 ... nice -n 5 python benchmarks/bench_ctsvm.py --part ro
 """
 
 
-def rows_report_v5(rows, jsonl):
-    """Protocol v5 table: per row the thesis's number, ours, the difference, the test."""
+V6_NOTES = """## Protocol v6 (written before any v6 fit)
+
+Decided at 19:35 UTC on 2026-11-29, before any v6 fit (issue 29).  v5 with one change:
+the labeled rows of each draw are **stratified** (`bench_defaults.stratified_draw`, seed =
+draw: each class gets its share of the `l` labels, the remainder to the largest
+fractional parts, every class at least once; at these sizes every class gets at least 2),
+where v5 drew them at random with at least 2 per class.  The thesis says only that "the
+training set contains each class of data".  Why: v5's misses on the Course rows and
+Breast come from the learned bias following the labeled balance, and 9 of v5's 15 Course
+draws held 30-40 % labeled positives against 20-22 % in the data
+(`ctsvm_bias_diagnose.md`); a stratified draw states the balance as the data has it, as
+the benchmark of defaults already draws its UCI labels.  Everything else is v5's: C_l = C_u
+by 5-fold CV of CTSVM (C in 100/10/1/0.1, ties to the larger), joint RBF width on
+Iono/Sonar/Banana, offset 'none' with rounding 'prior' in the CV and the final fit, the
+adaptive augmented-Lagrangian low-rank route, no TSVM refinement, the SVM by its own
+3-fold CV, Table 3.1's vocabularies, balanced IBM.  TSVM and DA with their defaults are fitted
+on the same draws (v5 reused v4's, on v5's draws).  All 12 rows, draws 0-9, run in two
+processes (rows split by v5's cost), `OMP_NUM_THREADS=1`.  Counting rule unchanged: a row
+hits when the mean is within 2 points of the thesis; Welch's test against the thesis's
+mean ± sd with 10 draws assumed.
+"""
+
+
+V6_RESULT = """## Result (written after the run)
+
+(pending)
+"""
+
+
+def rows_report_v5(rows, jsonl, select="v5"):
+    """Protocol v5 / v6 table: per row the thesis's number, ours, the difference, the test;
+    v5 shows v4's CTSVM on the same draws, v6 v5's (on v5's random draws)."""
     import json
 
     from scipy.stats import ttest_ind_from_stats
     recs = [json.loads(line) for line in open(jsonl)]
-    recs = [r for r in recs if r.get("select") == "v5"]
+    recs = [r for r in recs if r.get("select") == select]
+    prev_sel = {"v5": "v4", "v6": "v5"}[select]
     v4 = {}
-    v4_path = os.path.join(os.path.dirname(jsonl), "ctsvm_rows_v4.jsonl")
+    v4_path = os.path.join(os.path.dirname(jsonl), f"ctsvm_rows_{prev_sel}.jsonl")
     if os.path.exists(v4_path):
         for line in open(v4_path):
             r = json.loads(line)
-            if r.get("select") == "v4":
+            if r.get("select") == prev_sel:
                 v4.setdefault(r["row"], {})[r["trial"]] = r["CTSVM"]
     out, hits, n_rows = [], 0, 0
     for row in rows:
@@ -737,9 +772,11 @@ def rows_report_v5(rows, jsonl):
                     sum(not r["converged"] for r in rs),
                     f"{sum(r.get('cv_capped', 0) for r in rs)} / "
                     f"{sum(r.get('cv_fits', 0) for r in rs)}"])
-    head = ["row", "draws", "C per draw", "width per draw", "SVM", "TSVM (v4)", "DA (v4)",
-            "CTSVM (learned bias)", "CTSVM (sign, no bias)", "biased draws",
-            "CTSVM (eigenvector)", "CTSVM v4 (same draws)", "thesis CTSVM", "ours - thesis",
+    peers = "(v4)" if select == "v5" else "(same draws)"
+    head = ["row", "draws", "C per draw", "width per draw", "SVM", f"TSVM {peers}",
+            f"DA {peers}", "CTSVM (learned bias)", "CTSVM (sign, no bias)", "biased draws",
+            "CTSVM (eigenvector)", "CTSVM v4 (same draws)" if select == "v5" else
+            "CTSVM v5 (random draws)", "thesis CTSVM", "ours - thesis",
             "test (Welch)", "verdict", "CTSVM median s", "most rounds", "final fits capped",
             "CV fits capped"]
     summary = (f"**Within 2 points of the thesis: {hits} of {n_rows} rows.**  Columns: "
@@ -748,7 +785,8 @@ def rows_report_v5(rows, jsonl):
                "'none'); 'biased draws' the draws with t != 0; 'eigenvector' the leading-"
                "eigenvector rounding of the same fit; 'most rounds' the largest number of "
                "augmented Lagrangian rounds of a final fit (cap 200).")
-    return [summary, table(head, out), V5_NOTES, V5_RESULT]
+    notes = [V5_NOTES, V5_RESULT] if select == "v5" else [V6_NOTES, V6_RESULT]
+    return [summary, table(head, out), *notes]
 
 
 def run_table(names, trials, l, offset="none"):
@@ -872,12 +910,13 @@ def main():
     ap.add_argument("--part", choices=("table", "scale", "text", "rows"), default="table")
     ap.add_argument("--rows", default="Iono,Sonar,Banana,Breast,IBM-s,Course-s,WinMac-m,"
                     "IBM-m,Course-m,WinMac-l,IBM-l,Course-l", help="rows: Table 3.2 rows")
-    ap.add_argument("--select", choices=("ctsvm", "svm", "v2", "v3", "v4", "v5"),
+    ap.add_argument("--select", choices=("ctsvm", "svm", "v2", "v3", "v4", "v5", "v6"),
                     default="ctsvm",
                     help="rows: C of CTSVM by CV of CTSVM itself or of the supervised SVM; "
                     "v2: C and RBF width by 5-fold CV of CTSVM, balanced IBM; v3: v2 with "
                     "the balanced rounding; v4: v3 with Table 3.1's corpus vocabularies; "
-                    "v5: v4 with the learned bias (rounding 'prior', offset 'none')")
+                    "v5: v4 with the learned bias (rounding 'prior', offset 'none'); v6: v5 "
+                    "with stratified labeled draws")
     ap.add_argument("--jsonl", default=None, help="rows: resumable per-trial results")
     ap.add_argument("--report-only", action="store_true", help="rows: table from the JSON")
     ap.add_argument("--text", default="WinMac:300:20,Course:300:20,IBM:300:20")
@@ -907,7 +946,8 @@ def main():
                  "the SVM", "v2": "protocol v2 (C and RBF width by 5-fold CV of CTSVM, "
                  "balanced IBM)", "v3": "protocol v3 (v2 with the balanced rounding)",
                  "v4": "protocol v4 (v3 with Table 3.1's corpus vocabularies)",
-                 "v5": "protocol v5 (v4 with the learned bias)"}[
+                 "v5": "protocol v5 (v4 with the learned bias)",
+                 "v6": "protocol v6 (v5 with stratified labeled draws)"}[
                      args.select]
         report(args.name or f"ctsvm_rows_{tag}", f"CTSVM, thesis Table 3.2, {title}",
                [load, *sections])
