@@ -24,6 +24,10 @@ paper uses libsvm's hinge) on a feature map: ``X`` itself for ``kernel='linear'`
 sparse), for ``kernel='rbf'`` the empirical kernel map ``Phi = U S^(1/2)`` of the Gram matrix
 ``K = U S U^T`` of all training rows, on which a linear SVM is exactly the kernel SVM over
 the training rows (representer theorem); new rows are mapped by ``k(x, X) U S^(-1/2)``.
+
+The estimator wraps the three steps in the library's guard (``fallback="cv"``,
+:mod:`semisup.safety`): step 3 is safe only when the truth is among the separators, which
+share the labels' balance, so on weak features they can all be wrong alike.
 """
 
 from __future__ import annotations
