@@ -739,11 +739,12 @@ and, at the same time, `--rows IBM-s,WinMac-m,IBM-m,Banana,WinMac-l,IBM-l --json
   the thesis's "the training set contains each class" move rows by up to 5.8 points, more
   than the 2-point window.
 - The Course rows: with the labeled balance right (20-22 % positive labels on every draw),
-  CTSVM's learned bias moves all 30 draws, from 66-76 % (sign) to 83-89 % -- while TSVM and
-  DA with their published defaults reach 90.8 / 86.0 (Course-s), 92.9 / 95.0 (Course-m)
-  and 95.8 / 96.9 (Course-l) on the same draws.  The draws were not v5's Course miss; the
-  relaxation's scores with a bias fitted to the balance stay 5-6 points under the thesis
-  on Course-m/-l, where our TSVM and DA are at or above the thesis's CTSVM.
+  CTSVM's learned bias moves all 30 draws, from 66-76 % (sign, row means) to 83-89 % --
+  while TSVM and DA with their published defaults reach 90.8 / 86.0 (Course-s), 92.9 /
+  95.0 (Course-m) and 95.8 / 96.9 (Course-l) on the same draws.  The draws were not v5's
+  Course miss; the relaxation's scores with a bias fitted to the balance stay 5-6 points
+  under the thesis on Course-m/-l, where our TSVM and DA are at or above the thesis's
+  CTSVM.
 - Six rows now sit more than 2 points **above** the thesis (Iono +5.38, Course-s +3.45,
   WinMac-m +6.25, IBM-m +3.33, WinMac-l +2.46, IBM-l +3.14); four below (Sonar -4.30,
   Banana -3.22, Breast -3.47, IBM-s -6.85, p = 0.16, 0.16, < 0.001, 0.07), and Course-m
