@@ -478,9 +478,9 @@ class S4VM(SupervisedFallbackMixin, SemiSupervisedClassifierMixin, ClassifierMix
         scikit-learn's ``SVC()``; the S4VM fit is kept only when it wins the guard's margin
         test, otherwise the estimator is ``SVC()`` fitted on the labeled rows
         (``fallback_ is True``).  The folds' fits run at most ``GUARD_FOLD_CANDIDATES``
-        (30) local searches.  ``"none"``: the
-        method as published.  S4VM is safe by construction only when the truth is among
-        its kept separators, and every separator obeys the same balance constraint: where
+        (30) local searches.  ``"none"``: the method as published.  S4VM is safe by
+        construction only when the truth is among its kept separators, and every
+        separator obeys the same balance constraint: where
         the labels' balance is right but the features are weak, the separators all put
         the labeled share of rows in the minority class while the best the SVM can do is
         to predict the majority (wpbc at 100 labels: 67-75 % against ``SVC()``'s 76.5 % on
