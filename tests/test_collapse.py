@@ -239,3 +239,22 @@ def test_inexact_sdp_is_degenerate():
 def test_degenerate_warning_is_a_collapse_warning_naming_the_estimator():
     with pytest.warns(CollapseWarning, match=r"^L2SVM: every code is zero; lower beta$"):
         warn_degenerate(semisup.L2SVM(), "every code is zero", "lower beta")
+
+
+def test_a_fallback_that_collapses_names_the_counterpart():
+    """When the guard hands the fit to ``SVC()`` and ``SVC()`` puts every unlabeled row in
+    one class (100 features, 2 + 4 labels: its decision values are the intercept), the
+    warning says so, not the method's own parameters."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 100))
+    truth = (X[:, 0] > 0).astype(int)
+    y = np.full(150, -1)
+    lab = np.r_[np.flatnonzero(truth == 0)[:2], np.flatnonzero(truth == 1)[:4]]
+    y[lab] = truth[lab]
+    with pytest.warns(CollapseWarning) as record:
+        model = semisup.LabelSpreading().fit(X, y)
+    assert model.fallback_ is True
+    messages = [str(w.message) for w in record if issubclass(w.category, CollapseWarning)]
+    assert len(messages) == 1
+    assert "supervised counterpart, SVC()" in messages[0]
+    assert "fallback='none'" in messages[0]

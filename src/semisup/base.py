@@ -288,7 +288,12 @@ class SupervisedFallbackMixin:
             transduction[data.unlabeled] = self.supervised_estimator_.predict(
                 data.X[data.unlabeled])
         self.transduction_ = data.classes[transduction]
-        warn_if_collapsed(self, self.transduction_[data.unlabeled], data.classes.size)
+        name = type(self.supervised_estimator_).__name__
+        warn_if_collapsed(self, self.transduction_[data.unlabeled], data.classes.size, hint=(
+            f"The estimator is its supervised counterpart, {name}() on the labeled rows "
+            f"(fallback_=True), and that fit put them there ({name}() on a few labels can "
+            "predict one class everywhere): label more rows, or pass fallback='none' for "
+            f"the {type(self).__name__} fit as published"))
         return self
 
     def _fallback_answer(self, X, method: str):
