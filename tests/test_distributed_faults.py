@@ -92,16 +92,34 @@ def _signal_at(client, design, at_call: int, sig, victims: list):
     return count
 
 
+def _record_restarts(design, restarts: list):
+    """Record, at each restart, the workers declared lost and where each partition was."""
+    original = design.restart
+
+    def restart():
+        restarts.append((set(design._lost), dict(design._partition_home)))
+        return original()
+
+    design.restart = restart
+
+
 def _kill_and_fit(client, X, y, name, at):
     design = DistributedDesign.from_arrays(client, X, y, n_partitions=3, timeout=60)
-    victims = []
+    victims, restarts = [], []
     try:
         held = sum(1 for w, _ in design._partition_home.values() if w == design.workers[0])
         count = _signal_at(client, design, at, signal.SIGKILL, victims)
+        _record_restarts(design, restarts)
         dist = ESTIMATORS[name]().fit(design, design.labels)
         assert victims, "the worker was not killed: the fit made fewer calls than expected"
-        # only the victim's partitions were reloaded, and the fit resumed
-        assert design.n_reloaded == held
+        # one restart, the victim among the workers declared lost, and only the partitions
+        # of those reloaded: normally the victim alone (``held`` partitions); a survivor
+        # whose call failed at the same moment is declared lost too, since its actor's
+        # state is then unknown (seen once in CI, a 2-core machine under load)
+        assert len(restarts) == 1
+        lost, homes = restarts[0]
+        assert victims[0][0] in lost
+        assert design.n_reloaded == sum(1 for w, _ in homes.values() if w in lost) >= held
         assert design.n_resumed == 1
     finally:
         design.close()
