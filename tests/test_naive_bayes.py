@@ -245,7 +245,8 @@ def _unit_rows(seed, n=300, d=2000, length=30):
 def test_auto_lambda_skips_a_weight_whose_transduction_collapses():
     X, y = _unit_rows(0)
     for lam in (1.0, 0.3, 0.1):
-        with pytest.warns(CollapseWarning):   # a fixed weight keeps its collapsed fit
+        # a fixed weight keeps its collapsed fit; the warning names the smoothing's weight
+        with pytest.warns(CollapseWarning, match="2000 pseudo-counts per component"):
             fixed = SemiSupervisedNB(lam_u=lam).fit(X, y)
         assert fixed.lam_u_collapsed_ == ()
     supervised = SemiSupervisedNB(lam_u=0.0).fit(X, y)

@@ -330,6 +330,21 @@ def _warn_if_not_words(X) -> None:
                        UserWarning)
 
 
+def _collapse_hint(X, alpha: float, n_components: int) -> str:
+    """The advice of a collapse warning: where the smoothing's pseudo-counts outweigh the
+    term mass of a mixture component (normalised rows, e.g. tf-idf of unit length, over a
+    large vocabulary), the class prior decides every E-step, whatever ``lam_u``."""
+    smoothing = alpha * X.shape[1]
+    mass = float(X.sum()) / n_components
+    if mass < smoothing:
+        return (f"The smoothing (alpha={alpha:g} on each of {X.shape[1]} words: "
+                f"{smoothing:.4g} pseudo-counts per component) outweighs the term mass of X "
+                f"({mass:.4g} per component), so the class prior decides: pass raw term "
+                "counts rather than normalised rows, or lower alpha")
+    return ("Lower lam_u (0 is supervised naive Bayes) or use more components per class "
+            "(n_components_per_class)")
+
+
 def _unlabeled_classes(res: MultinomialEM, comp: np.ndarray, n_classes: int) -> np.ndarray:
     """Class index of each unlabeled document: the largest posterior summed over a class's
     components."""
@@ -582,9 +597,8 @@ class SemiSupervisedNB(SupervisedFallbackMixin, SemiSupervisedClassifierMixin, C
         yt[data.labeled] = data.classes[data.y_index]
         if data.unlabeled.size:
             yt[data.unlabeled] = data.classes[_unlabeled_classes(res, comp, C)]
-            warn_if_collapsed(self, yt[data.unlabeled], C,
-                              hint="Lower lam_u (0 is supervised naive Bayes) or use more "
-                                   "components per class (n_components_per_class)")
+            warn_if_collapsed(self, yt[data.unlabeled], C, hint=_collapse_hint(
+                data.X, self.alpha, comp.size))
         self.transduction_ = yt
 
     def _components(self, C: int) -> np.ndarray:
