@@ -572,11 +572,12 @@ class SemiSupervisedNB(SupervisedFallbackMixin, SemiSupervisedClassifierMixin, C
             self.lam_u_scores_ = None
             order = [lam] if lam != "auto" else self._lam_order(data, np.asarray(y), comp,
                                                                   seed)
-            fits = {}
+            X_l, X_u = data.X[data.labeled], data.X[data.unlabeled]   # sliced once
+            fits, classes_u = {}, {}
             for lam in order:
-                fits[lam] = self._em(data.X[data.labeled], data.y_index,
-                                     data.X[data.unlabeled], lam, comp, seed)
-                if not is_collapsed(_unlabeled_classes(fits[lam], comp, C), C):
+                fits[lam] = self._em(X_l, data.y_index, X_u, lam, comp, seed)
+                classes_u[lam] = _unlabeled_classes(fits[lam], comp, C)
+                if not is_collapsed(classes_u[lam], C):
                     break
             else:
                 lam = order[0]   # every weight collapses: the cross-validation's choice
@@ -596,7 +597,7 @@ class SemiSupervisedNB(SupervisedFallbackMixin, SemiSupervisedClassifierMixin, C
         yt = np.empty(data.X.shape[0], dtype=data.classes.dtype)
         yt[data.labeled] = data.classes[data.y_index]
         if data.unlabeled.size:
-            yt[data.unlabeled] = data.classes[_unlabeled_classes(res, comp, C)]
+            yt[data.unlabeled] = data.classes[classes_u[lam]]
             warn_if_collapsed(self, yt[data.unlabeled], C, hint=_collapse_hint(
                 data.X, self.alpha, comp.size))
         self.transduction_ = yt
