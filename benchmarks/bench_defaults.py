@@ -92,9 +92,14 @@ IDA = ["ida-banana", "ida-breast-cancer", "ida-german", "ida-image", "ida-titani
 #: digits), for the "which method for my data" summary and the issue's unseen tasks of
 #: many classes; ``--sets extra`` (``results/defaults_r3s11_extra.md``)
 EXTRA = ["pcmac", "segment", "dna", "satimage", "usps10"]
+#: many classes, dense, as the issue's held-out tasks (20 objects, 26 letters): 20 Newsgroups
+#: (1,500 test posts, 75 per group, TF-IDF -> 300 LSA dimensions, rows of unit length) and
+#: the ten MNIST digits (2,000 test images, pixels / 255); ``--sets many``, usually with
+#: ``--per-class --labels 2`` (two labeled rows per class, as the held-out object-image task)
+MANY = ["news20", "mnist10"]
 GROUPS = {"sslbook": SSLBOOK, "uci": UCI, "ida": IDA, "all": SSLBOOK + UCI + IDA,
-          "extra": EXTRA}
-KNOWN = SSLBOOK + UCI + IDA + EXTRA
+          "extra": EXTRA, "many": MANY}
+KNOWN = SSLBOOK + UCI + IDA + EXTRA + MANY
 MAX_ROWS = 2000
 SUBSAMPLE_SEED = 0
 
@@ -336,7 +341,36 @@ def _load_extra(name: str) -> tuple[object, np.ndarray]:
     if name == "usps10":  # all ten digits: LIBSVM's USPS test file, 2,007 rows
         X, y = load_svmlight_file(str(root / "usps" / "usps.t.bz2"), n_features=256)
         return X.toarray(), y
+    if name == "news20":
+        return _load_news20()
+    if name == "mnist10":
+        from semisup.datasets import load_mnist
+
+        return load_mnist(root, split="test", sparse=False)
     raise ValueError(f"unknown extra set {name!r}")
+
+
+def _load_news20(per_group: int = 75, n_components: int = 300) -> tuple[np.ndarray,
+                                                                        np.ndarray]:
+    """20 Newsgroups as a dense many-class task: ``per_group`` test posts of every group
+    (headers, signatures and quotes stripped; fixed seed), sublinear TF-IDF of the words in
+    at least two of them (English stop words removed), the first ``n_components`` LSA
+    dimensions (truncated SVD), rows scaled to unit length."""
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.preprocessing import normalize
+
+    from semisup.text.corpora import load_20newsgroups
+
+    docs = [d for d in load_20newsgroups(_data_root()) if d.split == "test"]
+    groups = np.array([d.labels[0] for d in docs])
+    rng = np.random.default_rng(SUBSAMPLE_SEED)
+    keep = np.sort(np.concatenate([rng.choice(np.flatnonzero(groups == g), per_group,
+                                              replace=False) for g in np.unique(groups)]))
+    T = TfidfVectorizer(sublinear_tf=True, min_df=2, stop_words="english").fit_transform(
+        [docs[i].text for i in keep])
+    Z = TruncatedSVD(n_components, random_state=SUBSAMPLE_SEED).fit_transform(T)
+    return normalize(Z), groups[keep]
 
 
 def load_any(name: str) -> tuple[DataSet | None, object, np.ndarray]:
@@ -367,9 +401,9 @@ def load_set(name: str) -> DataSet:
     elif name in IDA:
         X, y = _load_ida(name)
         group = "ida"
-    elif name in EXTRA:
+    elif name in EXTRA or name in MANY:
         X, y = _load_extra(name)
-        group = "extra"
+        group = "extra" if name in EXTRA else "many"
     else:
         raise ValueError(f"unknown set {name!r}; choose from {KNOWN} or a group "
                          f"{sorted(GROUPS)}")

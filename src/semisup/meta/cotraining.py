@@ -31,7 +31,6 @@ from semisup.meta.self_training import (
     take_rows,
     uses_unlabeled,
 )
-from semisup.solvers._kernels import narrow_data_threads
 
 logger = get_logger(__name__)
 
@@ -220,7 +219,7 @@ class CoTraining(MetaClassifier):
         self : object
             The fitted estimator.
         """
-        with verbosity(self.verbose), narrow_data_threads(X):
+        with verbosity(self.verbose), self._fit_threads(X):
             self._fit_guarded(X, y)
         return self
 

@@ -156,6 +156,12 @@ class MetaClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimat
     def _base(self) -> object:
         return default_estimator() if self.estimator is None else self.estimator
 
+    def _fit_threads(self, X):
+        """BLAS threads of ``fit``: one over a scikit-learn base model, whose fits are all on
+        the labeled and pseudo-labeled rows, else by the width of ``X``
+        (:func:`~semisup.solvers._kernels.narrow_data_threads`)."""
+        return narrow_data_threads(X, small_fits=not uses_unlabeled(self._base()))
+
     def _fit_guarded(self, X, y) -> None:
         """Fit the wrapper unless labeled-only cross-validation says its pseudo-labels hurt.
 
@@ -454,7 +460,7 @@ class SelfTraining(MetaClassifier):
         self : object
             The fitted estimator.
         """
-        with verbosity(self.verbose), narrow_data_threads(X):
+        with verbosity(self.verbose), self._fit_threads(X):
             self._fit_guarded(X, y)
         return self
 
