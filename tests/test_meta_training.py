@@ -304,13 +304,17 @@ def test_tri_training_round_by_hand():
     assert combined_error(np.array([0, 1]), np.array([1, 0]), np.array([0, 0])) == 0.5
 
 
-def test_tri_training_updates_satisfy_the_paper_conditions():
+@pytest.mark.parametrize("balance", [False, True])
+def test_tri_training_updates_satisfy_the_paper_conditions(balance):
     """Along a whole fit, each classifier's consecutive updates have e_t < e_{t-1},
     |L_t| > |L_{t-1}| and e_t |L_t| < e_{t-1} |L_{t-1}| (heavily overlapping classes, so
-    the errors on L are not 0 and the subsampling rule is exercised)."""
+    the errors on L are not 0 and the subsampling rule is exercised); with ``balance`` too,
+    the rows of every update are in the labeled class shares."""
     X, y, y_true = _blobs3(n_per=100, seed=2, n_labeled=10)
     X = X + np.random.default_rng(5).normal(scale=3.0, size=X.shape)
-    model = TriTraining(LogisticRegression(C=0.5), random_state=1, fallback="none").fit(X, y)
+    model = TriTraining(LogisticRegression(C=0.5), balance=balance, random_state=1,
+                        fallback="none").fit(X, y)
+    prior = np.bincount(y[y >= 0]) / np.sum(y >= 0)
     pairs = 0
     for i in range(3):
         prev = None
@@ -319,13 +323,17 @@ def test_tri_training_updates_satisfy_the_paper_conditions():
             if not d.update:
                 continue
             assert d.labels.size == d.rows.size
+            if balance:   # floor(prior * |L|) per class, the rest to the largest remainders
+                share = prior * d.rows.size
+                counts = np.bincount(d.labels, minlength=3)
+                assert counts.sum() == d.rows.size and np.all(np.abs(counts - share) < 1.0)
             if prev is not None:
                 pairs += 1
                 assert d.error < prev[0]
                 assert d.rows.size > prev[1]
                 assert d.error * d.rows.size < prev[0] * prev[1]
             prev = (d.error, d.rows.size)
-    assert pairs >= 2
+    assert pairs >= (1 if balance else 2)
     assert any(d.subsampled for decisions in model.history_ for d in decisions)
     assert model.termination_condition_ == "no_change"
     np.testing.assert_array_equal(model.errors_, [
@@ -420,3 +428,47 @@ def test_wrappers_work_in_labeled_model_selection(Est):
                                        random_state=0).fit(X, y)
     assert tsearch.transduction_.shape == y.shape
     assert tsearch.best_score_ > 0.8
+
+
+def test_tri_training_stratified_bootstrap_keeps_the_class_counts():
+    from semisup.meta.tritraining import _bootstrap
+
+    y_index = np.repeat(np.arange(5), [2, 2, 3, 1, 4])
+    rng = np.random.RandomState(0)
+    for _ in range(20):
+        sample = _bootstrap(y_index, 5, rng, stratified=True)
+        np.testing.assert_array_equal(np.bincount(y_index[sample], minlength=5),
+                                      np.bincount(y_index))
+    plain = [np.bincount(y_index[_bootstrap(y_index, 5, rng)], minlength=5) for _ in range(20)]
+    assert all(np.all(c > 0) for c in plain)                   # every class, any counts
+    assert any(not np.array_equal(c, np.bincount(y_index)) for c in plain)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_tri_training_balance_keeps_every_class_with_two_labels_per_class():
+    """Ten digits, two labels each: the paper's bootstrap and rule let the pseudo-labels pile
+    into some classes (digit 9 predicted for 1 of 1,777 rows with seed 0); with ``balance``
+    every class keeps a fair share and the accuracy is logistic regression's or better."""
+    from sklearn.datasets import load_digits
+
+    X, y_true = load_digits(return_X_y=True)
+    X = X / 16.0
+    worst_share = {False: 1.0, True: 1.0}
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        lab = np.concatenate([rng.choice(np.flatnonzero(y_true == c), 2, replace=False)
+                              for c in range(10)])
+        y = np.full(y_true.size, -1)
+        y[lab] = y_true[lab]
+        unl = y == -1
+        lr = LogisticRegression().fit(X[lab], y_true[lab])
+        lr_acc = np.mean(lr.predict(X[unl]) == y_true[unl])
+        for balance in (False, True):
+            model = TriTraining(balance=balance, fallback="none", random_state=0).fit(X, y)
+            pred = model.transduction_[unl]
+            share = np.bincount(pred, minlength=10).min() / (unl.sum() / 10)
+            worst_share[balance] = min(worst_share[balance], share)
+            if balance:
+                assert np.mean(pred == y_true[unl]) >= lr_acc - 0.01, seed
+    assert worst_share[False] < 0.05          # a class all but lost
+    assert worst_share[True] > 0.4
