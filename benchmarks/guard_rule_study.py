@@ -22,6 +22,8 @@ the stored scores:
 * ``ramp, s = k``: :func:`semisup.safety.safe_choice` on the per-row ramp scores (the mean
   paired difference above ``k`` standard errors), as the automatic classifier decides;
   ``s = 1`` is the guard's rule (:data:`semisup.safety.GUARD_SAFETY`);
+* ``ramp, s = 1, accuracy not lower`` / ``higher``: the guard's test, and the mean fold
+  accuracy at least (strictly above) the counterpart's;
 * ``no guard``: the published fit.
 
 A rule's result on a cell is the published fit's accuracy where it keeps it, else the
@@ -148,6 +150,8 @@ def rules():
             "accuracy, s = 1": lambda f: paired_accuracy(f, 1.0),
             "ramp, s = 1 (the guard)": lambda f: ramp(f, 1.0),
             "ramp, s = 1.5": lambda f: ramp(f, 1.5),
+            "ramp, s = 1, accuracy not lower": lambda f: ramp(f, 1.0) and accuracy(f, True),
+            "ramp, s = 1, accuracy higher": lambda f: ramp(f, 1.0) and accuracy(f, False),
             "no guard": lambda f: True}
 
 
