@@ -97,7 +97,7 @@ def render() -> None:
         """A kept fit whose fold accuracy only ties (or trails) the counterpart's, both not
         right on every held-out row (the rule adopted, :func:`semisup.safety.guard`)."""
         return (not r["fallback"] and r["ssl_fold"] is not None
-                and r["ssl_fold"] <= r["sup_fold"] + 1e-12 and r["sup_fold"] < 1.0 - 1e-12)
+                and r["ssl_fold"] <= r["sup_fold"] + 1e-12 and r["ssl_fold"] < 1.0 - 1e-12)
 
     def strict(r) -> float:
         """Accuracy under the stricter rule."""

@@ -324,7 +324,7 @@ def guard(fit_predict: Callable[[str, np.ndarray, np.ndarray],
     mean = acc.mean(axis=1)
     # the margins alone pass a fit that only ties the counterpart's accuracy (module
     # docstring), unless both are right on every held-out row: only margins tell them apart
-    keep = keep and bool(mean[0] > mean[1] + 1e-12 or mean[1] >= 1.0 - 1e-12)
+    keep = keep and bool(mean[0] > mean[1] + 1e-12 or mean.min() >= 1.0 - 1e-12)
     logger.info("%s: labeled-only CV over %d folds: accuracy %.4f (semi-supervised) vs %.4f "
                 "(supervised counterpart), margin score gain %+.4f +- %.4f (%g standard "
                 "errors needed): %s", owner, len(folds), mean[0], mean[1], gain, se, safety,
