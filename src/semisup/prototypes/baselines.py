@@ -388,12 +388,13 @@ class ClusterLapRLS(SupervisedFallbackMixin, _ClusterLapRLSPrediction,
     0.94
 
     With two labels per class each of the default guard's two folds trains on one row per
-    class, and both models miss every held-out row; the margin scores decide, and the
-    cluster kernel's misses are the nearer ones (``cv_scores_["gain"]`` 0.42, standard
-    error 0.05), so it keeps the semi-supervised fit:
+    class, and both models miss every held-out row.  The cluster kernel's misses are the
+    nearer ones (its margin scores win, ``cv_scores_["gain"]`` 0.42, standard error 0.05),
+    but a tie in accuracy goes to the counterpart (:mod:`semisup.safety`), so with four
+    labels the guard cannot vouch for the fit above and returns ``SVC()``:
 
     >>> ClusterLapRLS(n_prototypes=30, random_state=0).fit(X, y).fallback_
-    False
+    True
     """
 
     def __init__(self, gamma_A: float = 1e-2, gamma_I: float = 1.0, n_prototypes="auto",

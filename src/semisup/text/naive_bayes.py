@@ -536,7 +536,10 @@ class SemiSupervisedNB(SupervisedFallbackMixin, SemiSupervisedClassifierMixin, C
         """
         check_fallback(self.fallback)
         self._validate_params()
-        return self._fit_guarded(X, y)
+        self._fit_guarded(X, y)
+        if getattr(self, "fallback_", False):
+            _warn_if_not_words(X)   # the published fit, which says so, did not run
+        return self
 
     def _validate_params(self) -> tuple[float | str, int]:
         """Check the parameters; return ``lam_u`` (a number or ``"auto"``) and the seed."""
